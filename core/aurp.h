@@ -1,0 +1,143 @@
+/* aurorapack codec core: public API.
+ *
+ * Pure computation on memory buffers: no files, no clocks, no libraries
+ * beyond libc and C11 threads.  Two levels:
+ *   - the image codec: one 2-D 16-bit image (FITS BITPIX=16 big-endian
+ *     bytes) <-> one image stream (docs/FORMAT.md, "Image stream");
+ *   - the container: a whole original file <-> one .aurp stream, in which
+ *     the caller-designated image regions use the image codec and every
+ *     other byte a general-purpose coder, with the size and the XXH3-64 of
+ *     the original checked on every decode.
+ * The caller (the FITS layer) says where the images are; the core never
+ * parses FITS.
+ */
+#ifndef AURP_H
+#define AURP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AURP_EXTENSION ".aurp"
+#define AURP_FORMAT_VERSION 1
+
+typedef enum {
+    AURP_OK = 0,
+    AURP_ERR_PARAM,    /* bad argument or parameter out of range */
+    AURP_ERR_NOMEM,    /* allocation failed */
+    AURP_ERR_CAPACITY, /* output buffer too small */
+    AURP_ERR_CORRUPT,  /* stream malformed or truncated */
+    AURP_ERR_CHECKSUM, /* decoded bytes do not match the stored checksum */
+    AURP_ERR_VERSION,  /* stream written by a newer, unknown format */
+    AURP_ERR_BACKEND,  /* an image encoder backend (GPU) failed */
+} aurp_status;
+
+typedef struct {
+    char msg[256];
+} aurp_error;
+
+const char *aurp_status_name(aurp_status s);
+
+/* Profiles name a prediction + coding method.  The stream records the
+ * profile and its parameters, so every decoder reads every stream. */
+enum { AURP_PROFILE_PAPER = 1 };
+
+typedef struct {
+    int profile;   /* AURP_PROFILE_* */
+    int order;     /* N, 1..32 */
+    int equations; /* M, 1..16 */
+    int threshold; /* T, >= 0 (0: no escapes) */
+} aurp_params;
+
+/* The paper's best: N = 11, M = 7, T = 13. */
+void aurp_params_default(aurp_params *p);
+aurp_status aurp_params_check(const aurp_params *p, aurp_error *err);
+const char *aurp_profile_name(int profile);
+int aurp_profile_from_name(const char *name); /* 0 if unknown */
+
+/* ---- image codec --------------------------------------------------- */
+
+/* Worst-case size of one image stream. */
+size_t aurp_image_bound(uint32_t width, uint32_t height);
+
+/* be16: width*height samples, row-major, as FITS stores BITPIX=16 (signed
+ * big-endian); the codec works on u = bits XOR 0x8000.  threads >= 1. */
+aurp_status aurp_image_encode(const uint8_t *be16, uint32_t width, uint32_t height,
+                              const aurp_params *p, int threads, uint8_t *out, size_t cap,
+                              size_t *out_len, aurp_error *err);
+
+/* Decodes a stream whose dimensions must be width x height. */
+aurp_status aurp_image_decode(const uint8_t *in, size_t in_len, uint32_t width, uint32_t height,
+                              int threads, uint8_t *be16_out, aurp_error *err);
+
+/* Another backend for the same image encoder (the GPU): it must write the
+ * very bytes aurp_image_encode writes.  The container calls it for every
+ * image region; returning an error makes the whole pack fail. */
+typedef struct {
+    aurp_status (*encode)(void *ctx, const uint8_t *be16, uint32_t width, uint32_t height,
+                          const aurp_params *p, uint8_t *out, size_t cap, size_t *out_len,
+                          aurp_error *err);
+    void *ctx;
+    const char *name; /* "cpu", "gpu:0", ... for reports */
+} aurp_image_encoder;
+
+/* ---- container ----------------------------------------------------- */
+
+/* An image inside the original file: width*height 16-bit big-endian samples
+ * starting at byte offset.  Regions must be sorted and must not overlap. */
+typedef struct {
+    uint64_t offset;
+    uint32_t width;  /* FITS NAXIS1, the fast (spectral) axis */
+    uint32_t height; /* FITS NAXIS2 */
+} aurp_region;
+
+size_t aurp_pack_bound(size_t original_size);
+
+/* Packs the original bytes.  enc == NULL uses the CPU encoder with threads. */
+aurp_status aurp_pack(const uint8_t *src, size_t src_len, const aurp_region *regions,
+                      int nregions, const aurp_params *p, const aurp_image_encoder *enc,
+                      int threads, uint8_t *out, size_t cap, size_t *out_len, aurp_error *err);
+
+/* The original size recorded in a stream's header (to size the output). */
+aurp_status aurp_original_size(const uint8_t *in, size_t in_len, uint64_t *size,
+                               aurp_error *err);
+
+/* Restores the original bytes and verifies size and checksum. */
+aurp_status aurp_unpack(const uint8_t *in, size_t in_len, int threads, uint8_t *out, size_t cap,
+                        size_t *out_len, aurp_error *err);
+
+/* What `aurorapack info` prints. */
+enum { AURP_CHUNK_STORED = 0, AURP_CHUNK_GENERAL = 1, AURP_CHUNK_IMAGE = 2 };
+
+typedef struct {
+    int method;           /* AURP_CHUNK_* */
+    uint64_t raw_len;     /* bytes of the original it restores */
+    uint64_t enc_len;     /* bytes in the stream */
+    /* image chunks only: */
+    uint32_t width, height;
+    int profile, order, equations, threshold;
+    int32_t t_lo, t_hi;   /* coded residual range, t_lo > t_hi when empty */
+    uint64_t escapes;
+} aurp_chunk_info;
+
+typedef struct {
+    int version;
+    uint64_t original_size;
+    uint64_t checksum; /* XXH3-64 of the original */
+    int nchunks;
+    aurp_chunk_info *chunks; /* malloc'd: aurp_info_free */
+} aurp_info;
+
+aurp_status aurp_inspect(const uint8_t *in, size_t in_len, aurp_info *info, aurp_error *err);
+void aurp_info_free(aurp_info *info);
+
+/* XXH3-64 of a buffer, as stored in the container. */
+uint64_t aurp_checksum(const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,15 @@
+# The codec core: pure C11, no I/O, no library beyond libc and C11 threads.
+CORE_SRC := $(wildcard core/*.c)
+CORE_OBJ := $(CORE_SRC:%.c=$(OBJ)/%.o)
+CORE_LIB := $(BUILD)/lib/libaurcore.a
+CORE_CFLAGS := $(CFLAGS_BASE) -Icore -Ithird_party/xxhash
+
+$(OBJ)/core/%.o: core/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CORE_CFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+all: $(CORE_LIB)

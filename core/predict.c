@@ -1,0 +1,155 @@
+/* Reference implementation of the prediction rules of docs/FORMAT.md.
+ * Every floating-point operation here is part of the format: change its
+ * order and old streams no longer decode.  Build with -ffp-contract=off. */
+#include "predict.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int aurp_predictor_init(aurp_predictor *p, uint32_t width, int order, int equations,
+                        uint32_t c0, uint32_t c1)
+{
+    memset(p, 0, sizeof *p);
+    if (order < 1 || order > AURP_MAX_ORDER || equations < 1 || equations > AURP_MAX_EQUATIONS ||
+        c0 >= c1 || c1 > width)
+        return -1;
+    uint32_t halo = (uint32_t)(order + equations - 1);
+    p->width = width;
+    p->order = order;
+    p->equations = equations;
+    p->c0 = c0;
+    p->c1 = c1;
+    p->lo = c0 > halo ? c0 - halo : 0;
+    p->span = c1 - p->lo;
+    size_t lags = (size_t)order + 1;
+    p->colsum = calloc(lags * p->span, sizeof *p->colsum);
+    p->prefix = calloc(lags * ((size_t)p->span + 1), sizeof *p->prefix);
+    p->coef = calloc((size_t)(c1 - c0) * (size_t)order, sizeof *p->coef);
+    p->kused = calloc(c1 - c0, 1);
+    if (!p->colsum || !p->prefix || !p->coef || !p->kused) {
+        aurp_predictor_free(p);
+        return -1;
+    }
+    return 0;
+}
+
+void aurp_predictor_free(aurp_predictor *p)
+{
+    free(p->colsum);
+    free(p->prefix);
+    free(p->coef);
+    free(p->kused);
+    memset(p, 0, sizeof *p);
+}
+
+void aurp_predictor_add_row(aurp_predictor *p, const uint16_t *row)
+{
+    /* Products x[q]*x[q+d] whose right factor lies beyond the band are never
+     * used (no window of a column < c1 reaches them), so they stay 0. */
+    for (int d = 0; d <= p->order; d++) {
+        uint64_t *cs = p->colsum + (size_t)d * p->span;
+        for (uint32_t q = p->lo; q + (uint32_t)d < p->c1; q++)
+            cs[q - p->lo] += (uint64_t)row[q] * row[q + (uint32_t)d];
+    }
+    p->rows++;
+}
+
+int aurp_solve_ldl(int k, const uint64_t *G, const uint64_t *h, double *a)
+{
+    double A[AURP_MAX_ORDER][AURP_MAX_ORDER];
+    double L[AURP_MAX_ORDER][AURP_MAX_ORDER];
+    double U[AURP_MAX_ORDER];
+    double invD[AURP_MAX_ORDER];
+    double y[AURP_MAX_ORDER];
+
+    for (int r = 0; r < k; r++)
+        for (int s = r; s < k; s++)
+            A[s][r] = (double)G[r * k + s]; /* lower triangle, A[j][i] with i <= j */
+
+    int kk = k;
+    for (int j = 0; j < k; j++) {
+        for (int i = 0; i < j; i++) {
+            double t = A[j][i];
+            for (int l = 0; l < i; l++) t = t - U[l] * L[i][l];
+            U[i] = t;
+            L[j][i] = t * invD[i];
+        }
+        double d = A[j][j];
+        for (int l = 0; l < j; l++) d = d - U[l] * L[j][l];
+        if (!(d > A[j][j] * AURP_PIVOT_REL)) { /* dependent column: stop at order j */
+            kk = j;
+            break;
+        }
+        invD[j] = 1.0 / d;
+    }
+
+    for (int j = 0; j < kk; j++) {
+        double t = (double)h[j];
+        for (int l = 0; l < j; l++) t = t - L[j][l] * y[l];
+        y[j] = t;
+    }
+    for (int j = kk - 1; j >= 0; j--) {
+        double t = y[j] * invD[j];
+        for (int l = j + 1; l < kk; l++) t = t - L[l][j] * a[l];
+        a[j] = t;
+    }
+    return kk;
+}
+
+void aurp_predictor_prepare_row(aurp_predictor *p)
+{
+    uint32_t m = p->rows;
+    if (m == 0) return;
+    const int N = p->order, M = p->equations;
+    const size_t stride = (size_t)p->span + 1;
+
+    for (int d = 0; d <= N; d++) {
+        const uint64_t *cs = p->colsum + (size_t)d * p->span;
+        uint64_t *pf = p->prefix + (size_t)d * stride;
+        uint64_t acc = 0;
+        pf[0] = 0;
+        for (uint32_t t = 0; t < p->span; t++) {
+            acc += cs[t];
+            pf[t + 1] = acc;
+        }
+    }
+
+    uint64_t G[AURP_MAX_ORDER * AURP_MAX_ORDER];
+    uint64_t h[AURP_MAX_ORDER];
+    uint32_t first = p->c0 > 2 ? p->c0 : 2;
+    for (uint32_t n = first; n < p->c1; n++) {
+        int K = aurp_order_at(n, N);
+        int R = aurp_rows_at(n, N, M);
+        uint64_t eq = (uint64_t)m * (uint64_t)R;
+        int k = eq < (uint64_t)K ? (int)eq : K;
+        /* G'[r][s] = sum_w P_{s-r}[n-1-s-w]  and  h'[r] = sum_w P_{r+1}[n-1-r-w],
+         * each window a difference of two prefix entries. */
+        for (int r = 0; r < k; r++) {
+            for (int s = r; s < k; s++) {
+                const uint64_t *pf = p->prefix + (size_t)(s - r) * stride;
+                uint32_t t1 = n - (uint32_t)s - p->lo;
+                G[r * k + s] = pf[t1] - pf[t1 - (uint32_t)R];
+            }
+            const uint64_t *pf = p->prefix + (size_t)(r + 1) * stride;
+            uint32_t t1 = n - (uint32_t)r - p->lo;
+            h[r] = pf[t1] - pf[t1 - (uint32_t)R];
+        }
+        double *a = p->coef + (size_t)(n - p->c0) * (size_t)N;
+        p->kused[n - p->c0] = (uint8_t)aurp_solve_ldl(k, G, h, a);
+    }
+}
+
+uint16_t aurp_predictor_predict(const aurp_predictor *p, const uint16_t *cur,
+                                const uint16_t *prev, uint32_t n)
+{
+    uint32_t m = p->rows;
+    if (m == 0) return n == 0 ? 0 : cur[n - 1];
+    if (n == 0) return prev[0];
+    if (n == 1) return cur[0];
+    int k = p->kused[n - p->c0];
+    if (k == 0) return cur[n - 1];
+    const double *a = p->coef + (size_t)(n - p->c0) * (size_t)p->order;
+    double v = 0.0;
+    for (int r = 0; r < k; r++) v = v + a[r] * (double)cur[n - 1 - (uint32_t)r];
+    return aurp_round_clamp(v);
+}

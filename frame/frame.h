@@ -1,0 +1,47 @@
+/* frame: whole files in memory <-> .aurp streams.
+ *
+ * The one layer the CLI and the daemon call to pack and unpack.  It finds the
+ * images of a FITS file through cfitsio (fits/) and hands the bytes and the
+ * image regions to the codec core; it knows nothing of how images are coded,
+ * and its callers know nothing of FITS.
+ */
+#ifndef FRAME_H
+#define FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aurp.h"
+
+#define FRAME_MAX_REGIONS 64
+
+typedef enum {
+    FRAME_FITS_IMAGE = 0, /* FITS with >= 1 2-D BITPIX=16 image: predicted coding */
+    FRAME_FITS_OTHER = 1, /* valid FITS without one: general-purpose coding only */
+    FRAME_NOT_FITS = 2,   /* not FITS, truncated, or structurally corrupt */
+} frame_kind;
+
+typedef struct {
+    frame_kind kind;
+    int nregions;
+    aurp_region regions[FRAME_MAX_REGIONS];
+    int nhdus;
+    char why[256]; /* NOT_FITS: the reason; OTHER: why no image qualified */
+} frame_layout;
+
+/* Classifies a file and finds its image regions.  Never fails on bad input:
+ * bad input is kind FRAME_NOT_FITS with the reason in why. */
+void frame_layout_of(const uint8_t *file, size_t len, frame_layout *out);
+
+/* Packs a file with a known layout.  enc == NULL: CPU encoder, threads >= 1.
+ * *out is malloc'd (free it).  A FRAME_NOT_FITS layout is packed with the
+ * general-purpose coder only, so the bytes are never lost. */
+aurp_status frame_pack(const uint8_t *file, size_t len, const frame_layout *layout,
+                       const aurp_params *p, const aurp_image_encoder *enc, int threads,
+                       uint8_t **out, size_t *out_len, aurp_error *err);
+
+/* Restores the original bytes (checksum verified).  *out is malloc'd. */
+aurp_status frame_unpack(const uint8_t *packed, size_t len, int threads, uint8_t **out,
+                         size_t *out_len, aurp_error *err);
+
+#endif

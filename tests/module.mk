@@ -1,0 +1,20 @@
+# Tests.  Every tests/unit/test_*.c is one Criterion program linked with every
+# library of the project; every tests/fuzz/fuzz_*.c one libFuzzer target.
+# scripts/run-tests.sh drives them (make test).
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_HELPERS_SRC := $(filter-out tests/unit/test_%.c,$(wildcard tests/unit/*.c))
+TEST_HELPERS_OBJ := $(TEST_HELPERS_SRC:%.c=$(OBJ)/%.o)
+# Highest layer first for the static linker.
+TEST_LIBS = $(FRAME_LIB) $(FITS_LIB) $(GPU_LIB) $(SIM_LIB) $(CORE_LIB)
+TEST_LDLIBS = $(GPU_LDLIBS) -lcfitsio -lcriterion $(LDLIBS_BASE)
+
+$(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(TEST_HELPERS_OBJ) $(TEST_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_SAN) -o $@ $< $(TEST_HELPERS_OBJ) $(TEST_LIBS) $(TEST_LDLIBS)
+
+.PHONY: unit-tests
+unit-tests: $(UNIT_BIN)
+
+test:
+	@scripts/run-tests.sh
