@@ -94,6 +94,11 @@ typedef struct {
     uint32_t height; /* FITS NAXIS2 */
 } aurp_region;
 
+/* aurp_pack takes at most this many regions (aurp_pack_bound counts on it). */
+#define AURP_MAX_REGIONS 256
+
+/* Enough output for aurp_pack of any input of this size (every chunk that
+ * does not shrink is stored). */
 size_t aurp_pack_bound(size_t original_size);
 
 /* Packs the original bytes.  enc == NULL uses the CPU encoder with threads. */

@@ -13,3 +13,12 @@ $(CORE_LIB): $(CORE_OBJ)
 	$(AR) rcs $@ $^
 
 all: $(CORE_LIB)
+
+# The core's benchmark next to CharLS (tests/bench/bench_core.c): make bench
+BENCH_CORE := $(BUILD)/bin/bench_core
+$(BENCH_CORE): $(OBJ)/tests/bench/bench_core.o $(OBJ)/tests/unit/core_frames.o \
+               $(OBJ)/tests/unit/core_fitshdr.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_SAN) -o $@ $^ -lcharls $(LDLIBS_BASE)
+$(OBJ)/tests/bench/bench_core.o: HOST_CFLAGS += -Itests/unit
+bench: $(BENCH_CORE)

@@ -26,7 +26,8 @@ int aurp_predictor_init(aurp_predictor *p, uint32_t width, int order, int equati
     p->prefix = calloc(lags * ((size_t)p->span + 1), sizeof *p->prefix);
     p->coef = calloc((size_t)(c1 - c0) * (size_t)order, sizeof *p->coef);
     p->kused = calloc(c1 - c0, 1);
-    if (!p->colsum || !p->prefix || !p->coef || !p->kused) {
+    p->wsum = calloc(lags * ((size_t)p->span + 1), sizeof *p->wsum);
+    if (!p->colsum || !p->prefix || !p->coef || !p->kused || !p->wsum) {
         aurp_predictor_free(p);
         return -1;
     }
@@ -39,6 +40,7 @@ void aurp_predictor_free(aurp_predictor *p)
     free(p->prefix);
     free(p->coef);
     free(p->kused);
+    free(p->wsum);
     memset(p, 0, sizeof *p);
 }
 
@@ -96,6 +98,107 @@ int aurp_solve_ldl(int k, const uint64_t *G, const uint64_t *h, double *a)
     return kk;
 }
 
+/* The reference path for one column: G and h from the prefix sums, then
+ * the scalar solve. */
+static void solve_column(aurp_predictor *p, uint32_t n)
+{
+    const int N = p->order, M = p->equations;
+    const size_t stride = (size_t)p->span + 1;
+    uint64_t G[AURP_MAX_ORDER * AURP_MAX_ORDER];
+    uint64_t h[AURP_MAX_ORDER];
+    int K = aurp_order_at(n, N);
+    int R = aurp_rows_at(n, N, M);
+    uint64_t eq = (uint64_t)p->rows * (uint64_t)R;
+    int k = eq < (uint64_t)K ? (int)eq : K;
+    /* G'[r][s] = sum_w P_{s-r}[n-1-s-w]  and  h'[r] = sum_w P_{r+1}[n-1-r-w],
+     * each window a difference of two prefix entries. */
+    for (int r = 0; r < k; r++) {
+        for (int s = r; s < k; s++) {
+            const uint64_t *pf = p->prefix + (size_t)(s - r) * stride;
+            uint32_t t1 = n - (uint32_t)s - p->lo;
+            G[r * k + s] = pf[t1] - pf[t1 - (uint32_t)R];
+        }
+        const uint64_t *pf = p->prefix + (size_t)(r + 1) * stride;
+        uint32_t t1 = n - (uint32_t)r - p->lo;
+        h[r] = pf[t1] - pf[t1 - (uint32_t)R];
+    }
+    double *a = p->coef + (size_t)(n - p->c0) * (size_t)N;
+    p->kused[n - p->c0] = (uint8_t)aurp_solve_ldl(k, G, h, a);
+}
+
+/* The solve of aurp_solve_ldl for LANES adjacent columns at once, one column
+ * a vector lane: every lane performs exactly the scalar sequence of IEEE
+ * operations (vector add, mul, div and compare round like scalar ones, and
+ * -ffp-contract=off forbids fused multiply-add), so a lane's result equals
+ * the scalar one bit for bit.  A lane whose pivot test fails stops, in the
+ * scalar code, at a different order: such columns are redone by the
+ * scalar path.  Entry A[j][i] (i <= j) of column n is the window sum
+ * wsum[j-i][n-j-lo], and lane L reads n+L: one unaligned vector load. */
+#define LANES 4
+typedef double lanes_t __attribute__((vector_size(LANES * sizeof(double))));
+typedef long long lmask_t __attribute__((vector_size(LANES * sizeof(long long))));
+
+/* unaligned load of LANES doubles (a macro: a function returning a vector
+ * type would change the ABI between the clones) */
+#define LOAD_LANES(v, ptr) memcpy(&(v), (ptr), sizeof(lanes_t))
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void solve_lanes(aurp_predictor *p, uint32_t n, int k)
+{
+    const size_t stride = (size_t)p->span + 1;
+    const double *ws = p->wsum;
+    const uint32_t t0 = n - p->lo;
+    lanes_t L[AURP_MAX_ORDER][AURP_MAX_ORDER], U[AURP_MAX_ORDER], invD[AURP_MAX_ORDER];
+    lanes_t y[AURP_MAX_ORDER], a[AURP_MAX_ORDER];
+    const lanes_t rel = {AURP_PIVOT_REL, AURP_PIVOT_REL, AURP_PIVOT_REL, AURP_PIVOT_REL};
+    const lanes_t one = {1.0, 1.0, 1.0, 1.0};
+    lmask_t okall = {-1, -1, -1, -1};
+
+    for (int j = 0; j < k; j++) {
+        for (int i = 0; i < j; i++) {
+            lanes_t t;
+            LOAD_LANES(t, ws + (size_t)(j - i) * stride + t0 - (uint32_t)j);
+            for (int l = 0; l < i; l++) t = t - U[l] * L[i][l];
+            U[i] = t;
+            L[j][i] = t * invD[i];
+        }
+        lanes_t ajj;
+        LOAD_LANES(ajj, ws + t0 - (uint32_t)j);
+        lanes_t d = ajj;
+        for (int l = 0; l < j; l++) d = d - U[l] * L[j][l];
+        okall &= (lmask_t)(d > ajj * rel);
+        if (!(okall[0] | okall[1] | okall[2] | okall[3])) break;
+        invD[j] = one / d;
+    }
+
+    int all_ok = okall[0] & okall[1] & okall[2] & okall[3] & 1;
+    if (all_ok) {
+        for (int j = 0; j < k; j++) {
+            lanes_t t;
+            LOAD_LANES(t, ws + (size_t)(j + 1) * stride + t0 - (uint32_t)j);
+            for (int l = 0; l < j; l++) t = t - L[j][l] * y[l];
+            y[j] = t;
+        }
+        for (int j = k - 1; j >= 0; j--) {
+            lanes_t t = y[j] * invD[j];
+            for (int l = j + 1; l < k; l++) t = t - L[l][j] * a[l];
+            a[j] = t;
+        }
+    }
+    for (int lane = 0; lane < LANES; lane++) {
+        uint32_t c = n + (uint32_t)lane - p->c0;
+        if (all_ok) {
+            double *out = p->coef + (size_t)c * (size_t)p->order;
+            for (int r = 0; r < k; r++) out[r] = a[r][lane];
+            p->kused[c] = (uint8_t)k;
+        } else {
+            solve_column(p, n + (uint32_t)lane);
+        }
+    }
+}
+
 void aurp_predictor_prepare_row(aurp_predictor *p)
 {
     uint32_t m = p->rows;
@@ -114,29 +217,23 @@ void aurp_predictor_prepare_row(aurp_predictor *p)
         }
     }
 
-    uint64_t G[AURP_MAX_ORDER * AURP_MAX_ORDER];
-    uint64_t h[AURP_MAX_ORDER];
+    /* Columns with K = N and R = M (n >= N+M-1) share one shape: their
+     * window sums are read from wsum, LANES columns at a time. */
     uint32_t first = p->c0 > 2 ? p->c0 : 2;
-    for (uint32_t n = first; n < p->c1; n++) {
-        int K = aurp_order_at(n, N);
-        int R = aurp_rows_at(n, N, M);
-        uint64_t eq = (uint64_t)m * (uint64_t)R;
-        int k = eq < (uint64_t)K ? (int)eq : K;
-        /* G'[r][s] = sum_w P_{s-r}[n-1-s-w]  and  h'[r] = sum_w P_{r+1}[n-1-r-w],
-         * each window a difference of two prefix entries. */
-        for (int r = 0; r < k; r++) {
-            for (int s = r; s < k; s++) {
-                const uint64_t *pf = p->prefix + (size_t)(s - r) * stride;
-                uint32_t t1 = n - (uint32_t)s - p->lo;
-                G[r * k + s] = pf[t1] - pf[t1 - (uint32_t)R];
-            }
-            const uint64_t *pf = p->prefix + (size_t)(r + 1) * stride;
-            uint32_t t1 = n - (uint32_t)r - p->lo;
-            h[r] = pf[t1] - pf[t1 - (uint32_t)R];
+    uint32_t bulk = (uint32_t)(N + M - 1) > first ? (uint32_t)(N + M - 1) : first;
+    uint32_t n = first;
+    if (bulk < p->c1) {
+        for (int d = 0; d <= N; d++) {
+            const uint64_t *pf = p->prefix + (size_t)d * stride;
+            double *ws = p->wsum + (size_t)d * stride;
+            for (uint32_t t = (uint32_t)M; t <= p->span; t++) ws[t] = (double)(pf[t] - pf[t - (uint32_t)M]);
         }
-        double *a = p->coef + (size_t)(n - p->c0) * (size_t)N;
-        p->kused[n - p->c0] = (uint8_t)aurp_solve_ldl(k, G, h, a);
+        for (; n < bulk; n++) solve_column(p, n);
+        uint64_t eq = (uint64_t)m * (uint64_t)M;
+        int k = eq < (uint64_t)N ? (int)eq : N;
+        for (; n + LANES <= p->c1; n += LANES) solve_lanes(p, n, k);
     }
+    for (; n < p->c1; n++) solve_column(p, n);
 }
 
 uint16_t aurp_predictor_predict(const aurp_predictor *p, const uint16_t *cur,

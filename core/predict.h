@@ -41,6 +41,8 @@ typedef struct {
     uint64_t *prefix; /* [(N+1) * (span+1)]: prefix of colsum along q */
     double *coef;     /* [(c1-c0) * N]: a_r for r = 0..K'-1, r=0 is column n-1 */
     uint8_t *kused;   /* [(c1-c0)]: K', the order actually used; 0 = left neighbour */
+    double *wsum;     /* [(N+1) * (span+1)]: M-row window sums of colsum as doubles, for the
+                         lane-parallel solve of the columns with K = N and R = M */
 } aurp_predictor;
 
 /* Returns 0, or -1 when out of memory or the parameters are out of range. */

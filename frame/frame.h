@@ -27,7 +27,11 @@ typedef struct {
     aurp_region regions[FRAME_MAX_REGIONS];
     int nhdus;
     char why[256]; /* NOT_FITS: the reason; OTHER: why no image qualified */
+    uint64_t trailing_bytes; /* bytes after the last HDU (kept, packed as general bytes) */
 } frame_layout;
+
+/* "fits-image", "fits-other", "not-fits". */
+const char *frame_kind_name(frame_kind kind);
 
 /* Classifies a file and finds its image regions.  Never fails on bad input:
  * bad input is kind FRAME_NOT_FITS with the reason in why. */

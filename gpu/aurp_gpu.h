@@ -41,8 +41,24 @@ aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_t width, ui
                             const aurp_params *p, uint8_t *out, size_t cap, size_t *out_len,
                             aurp_error *err);
 
+/* The handle's pinned input buffer (2 * max_width * max_height bytes, its
+ * size in *cap): a caller that writes the frame there and passes it as be16
+ * saves the copy into pinned memory.  NULL without CUDA. */
+uint8_t *aurp_gpu_host_buffer(aurp_gpu *g, size_t *cap);
+
 /* The handle as an aurp_image_encoder for aurp_pack / frame_pack. */
 aurp_image_encoder aurp_gpu_encoder(aurp_gpu *g);
+
+/* Stage timing on the first device, for the benchmark: after
+ * aurp_gpu_profile(g, 1), each encode records the device time of its stages
+ * (with G > 1, device 0's view), read with aurp_gpu_stage_times into
+ * ms[0..AURP_GPU_STAGES-1], plus ms[AURP_GPU_STAGES] the host plan time.
+ * Stages: 0 frame to device, 1 unpack + lag sums, 2 solve + residuals
+ * (+ band gather), 3 histogram + to host, 4 table to device (includes the
+ * host's plan time), 5 rANS + scan + compaction, 6 body to host. */
+#define AURP_GPU_STAGES 7
+void aurp_gpu_profile(aurp_gpu *g, int on);
+int aurp_gpu_stage_times(const aurp_gpu *g, double *ms, int n);
 
 /* "gpu:0+1" style label of the handle's devices. */
 const char *aurp_gpu_label(const aurp_gpu *g);

@@ -1,0 +1,47 @@
+/* aurorapack: pack, unpack, verify, inspect and benchmark .aurp files. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "aurorapack %s: lossless compression of 16-bit spectrograph FITS frames\n"
+            "usage:\n"
+            "  aurorapack pack   [-N n] [-M m] [-T t] [--profile NAME] [--threads K]\n"
+            "                    [--gpu LIST|all [--gpu-fallback] | --cpu] [--any] [-f] [-o OUT] FILE...\n"
+            "  aurorapack unpack [--threads K] [-f] [-o OUT] FILE.aurp...\n"
+            "  aurorapack verify [--threads K] FILE.aurp...\n"
+            "  aurorapack info   [--json] FILE.aurp...\n"
+            "  aurorapack bench  [--gpu LIST|--cpu] [--repeat R] [-N -M -T] FILE.fits...\n"
+            "  aurorapack --help | --version\n"
+            "Exit status: 0 every file done, 1 a file failed, 2 usage error.\n"
+            "See docs/CLI.md.\n",
+            AURORAPACK_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("aurorapack %s (stream format %d)\n", AURORAPACK_VERSION, AURP_FORMAT_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "pack")) return cmd_pack(argc - 1, argv + 1);
+    if (!strcmp(cmd, "unpack")) return cmd_unpack(argc - 1, argv + 1);
+    if (!strcmp(cmd, "verify")) return cmd_verify(argc - 1, argv + 1);
+    if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench")) return cmd_bench(argc - 1, argv + 1);
+    fprintf(stderr, "aurorapack: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,389 @@
+/* The .aurp container (docs/FORMAT.md section 1): a header, then chunks that
+ * restore the original in order: image regions through the image codec,
+ * everything between them through the general-purpose coder, and any chunk
+ * that would not shrink stored as is. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include "xxhash.h"
+
+#include "internal.h"
+
+#define CONTAINER_HEADER 32
+#define CHUNK_HEADER 24
+static const uint8_t MAGIC[8] = {0x89, 'A', 'U', 'R', 'P', '\r', '\n', 0x1a};
+
+aurp_status aurp_fail(aurp_error *err, aurp_status s, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+const char *aurp_status_name(aurp_status s)
+{
+    switch (s) {
+    case AURP_OK: return "ok";
+    case AURP_ERR_PARAM: return "bad parameter";
+    case AURP_ERR_NOMEM: return "out of memory";
+    case AURP_ERR_CAPACITY: return "output buffer too small";
+    case AURP_ERR_CORRUPT: return "corrupt stream";
+    case AURP_ERR_CHECKSUM: return "checksum mismatch";
+    case AURP_ERR_VERSION: return "unsupported format version";
+    case AURP_ERR_BACKEND: return "encoder backend failed";
+    }
+    return "unknown status";
+}
+
+void aurp_params_default(aurp_params *p)
+{
+    p->profile = AURP_PROFILE_PAPER;
+    p->order = 11;
+    p->equations = 7;
+    p->threshold = 13;
+}
+
+aurp_status aurp_params_check(const aurp_params *p, aurp_error *err)
+{
+    if (!p) return aurp_fail(err, AURP_ERR_PARAM, "parameters missing");
+    if (p->profile != AURP_PROFILE_PAPER)
+        return aurp_fail(err, AURP_ERR_PARAM, "unknown profile %d", p->profile);
+    if (p->order < 1 || p->order > 32)
+        return aurp_fail(err, AURP_ERR_PARAM, "order N=%d out of 1..32", p->order);
+    if (p->equations < 1 || p->equations > 16)
+        return aurp_fail(err, AURP_ERR_PARAM, "equations M=%d out of 1..16", p->equations);
+    if (p->threshold < 0)
+        return aurp_fail(err, AURP_ERR_PARAM, "threshold T=%d is negative", p->threshold);
+    return AURP_OK;
+}
+
+const char *aurp_profile_name(int profile)
+{
+    return profile == AURP_PROFILE_PAPER ? "paper" : NULL;
+}
+
+int aurp_profile_from_name(const char *name)
+{
+    return name && strcmp(name, "paper") == 0 ? AURP_PROFILE_PAPER : 0;
+}
+
+uint64_t aurp_checksum(const void *data, size_t len)
+{
+    return XXH3_64bits(data, len);
+}
+
+/* ---- pack ------------------------------------------------------------- */
+
+size_t aurp_pack_bound(size_t original_size)
+{
+    /* stored is the worst case of every chunk; at most 2*regions+1 chunks */
+    size_t over = CONTAINER_HEADER + CHUNK_HEADER * (2 * (size_t)AURP_MAX_REGIONS + 1);
+    return original_size > SIZE_MAX - over ? SIZE_MAX : original_size + over;
+}
+
+static void put_chunk_header(uint8_t *p, int method, uint64_t raw, uint64_t enc)
+{
+    memset(p, 0, CHUNK_HEADER);
+    p[0] = (uint8_t)method;
+    aurp_put_u64(p + 8, raw);
+    aurp_put_u64(p + 16, enc);
+}
+
+/* Appends a general (or, if that does not shrink, stored) chunk. */
+static aurp_status pack_general(const uint8_t *src, size_t n, uint8_t *out, size_t cap, size_t *pos,
+                                aurp_error *err)
+{
+    if (n == 0) return AURP_OK;
+    if (cap - *pos < CHUNK_HEADER + n)
+        return aurp_fail(err, AURP_ERR_CAPACITY, "output buffer too small (%zu bytes)", cap);
+    uint8_t *h = out + *pos;
+    /* the coder stops as soon as it reaches n bytes: then the chunk is stored */
+    size_t len = aurp_gc_encode(src, n, h + CHUNK_HEADER, n - 1);
+    if (len == (size_t)-1) return aurp_fail(err, AURP_ERR_NOMEM, "out of memory in the general coder");
+    if (len == 0 || len >= n) {
+        memcpy(h + CHUNK_HEADER, src, n);
+        put_chunk_header(h, AURP_CHUNK_STORED, n, n);
+        *pos += CHUNK_HEADER + n;
+    } else {
+        put_chunk_header(h, AURP_CHUNK_GENERAL, n, len);
+        *pos += CHUNK_HEADER + len;
+    }
+    return AURP_OK;
+}
+
+aurp_status aurp_pack(const uint8_t *src, size_t src_len, const aurp_region *regions,
+                      int nregions, const aurp_params *p, const aurp_image_encoder *enc,
+                      int threads, uint8_t *out, size_t cap, size_t *out_len, aurp_error *err)
+{
+    *out_len = 0;
+    aurp_status st = aurp_params_check(p, err);
+    if (st != AURP_OK) return st;
+    if (nregions < 0 || nregions > AURP_MAX_REGIONS || (nregions > 0 && !regions))
+        return aurp_fail(err, AURP_ERR_PARAM, "%d image regions (at most %d)", nregions,
+                         AURP_MAX_REGIONS);
+    uint64_t prev_end = 0;
+    for (int i = 0; i < nregions; i++) {
+        const aurp_region *r = &regions[i];
+        uint64_t bytes = 2 * (uint64_t)r->width * r->height;
+        if (r->width == 0 || r->height == 0 || r->offset < prev_end || r->offset > src_len ||
+            bytes > src_len - r->offset)
+            return aurp_fail(err, AURP_ERR_PARAM,
+                             "image region %d (offset %llu, %ux%u) empty, unsorted, overlapping or "
+                             "beyond the %zu-byte input",
+                             i, (unsigned long long)r->offset, r->width, r->height, src_len);
+        prev_end = r->offset + bytes;
+    }
+    if (cap < CONTAINER_HEADER)
+        return aurp_fail(err, AURP_ERR_CAPACITY, "output buffer too small (%zu bytes)", cap);
+
+    memcpy(out, MAGIC, 8);
+    aurp_put_u16(out + 8, AURP_FORMAT_VERSION);
+    aurp_put_u16(out + 10, 0);
+    aurp_put_u64(out + 16, src_len);
+    aurp_put_u64(out + 24, aurp_checksum(src, src_len));
+    size_t pos = CONTAINER_HEADER;
+    uint32_t nchunks = 0;
+    uint64_t at = 0;
+    uint8_t *scratch = NULL;
+    size_t scratch_cap = 0;
+
+    for (int i = 0; i <= nregions; i++) {
+        uint64_t gap_end = i < nregions ? regions[i].offset : src_len;
+        size_t before = pos;
+        st = pack_general(src + at, (size_t)(gap_end - at), out, cap, &pos, err);
+        if (st != AURP_OK) goto done;
+        nchunks += pos != before;
+        at = gap_end;
+        if (i == nregions) break;
+
+        const aurp_region *r = &regions[i];
+        size_t raw = 2 * (size_t)r->width * r->height;
+        size_t need = aurp_image_bound(r->width, r->height);
+        if (need > scratch_cap) {
+            free(scratch);
+            scratch = malloc(need);
+            scratch_cap = scratch ? need : 0;
+            if (!scratch) {
+                st = aurp_fail(err, AURP_ERR_NOMEM, "out of memory for image region %d", i);
+                goto done;
+            }
+        }
+        size_t len = 0;
+        if (enc)
+            st = enc->encode(enc->ctx, src + at, r->width, r->height, p, scratch, scratch_cap, &len, err);
+        else
+            st = aurp_image_encode(src + at, r->width, r->height, p, threads, scratch, scratch_cap,
+                                   &len, err);
+        if (st != AURP_OK) goto done;
+        int stored = len >= raw;
+        size_t payload = stored ? raw : len;
+        if (cap - pos < CHUNK_HEADER + payload) {
+            st = aurp_fail(err, AURP_ERR_CAPACITY, "output buffer too small (%zu bytes)", cap);
+            goto done;
+        }
+        put_chunk_header(out + pos, stored ? AURP_CHUNK_STORED : AURP_CHUNK_IMAGE, raw, payload);
+        memcpy(out + pos + CHUNK_HEADER, stored ? src + at : scratch, payload);
+        pos += CHUNK_HEADER + payload;
+        nchunks++;
+        at += raw;
+    }
+    aurp_put_u32(out + 12, nchunks);
+    *out_len = pos;
+done:
+    free(scratch);
+    return st;
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+typedef struct {
+    uint32_t nchunks;
+    uint64_t original_size, checksum;
+} container_header;
+
+static aurp_status read_header(const uint8_t *in, size_t in_len, container_header *h,
+                               aurp_error *err)
+{
+    if (in_len < CONTAINER_HEADER)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "not an .aurp stream: %zu bytes, header needs %d",
+                         in_len, CONTAINER_HEADER);
+    if (memcmp(in, MAGIC, 8) != 0)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "not an .aurp stream: bad magic");
+    uint16_t version = aurp_get_u16(in + 8);
+    if (version != AURP_FORMAT_VERSION)
+        return aurp_fail(err, AURP_ERR_VERSION, "format version %u, this reader knows %d", version,
+                         AURP_FORMAT_VERSION);
+    if (aurp_get_u16(in + 10) != 0)
+        return aurp_fail(err, AURP_ERR_VERSION, "unknown flags 0x%04x", aurp_get_u16(in + 10));
+    h->nchunks = aurp_get_u32(in + 12);
+    h->original_size = aurp_get_u64(in + 16);
+    h->checksum = aurp_get_u64(in + 24);
+    return AURP_OK;
+}
+
+typedef struct {
+    int method;
+    uint64_t raw, enc;
+    const uint8_t *payload;
+} chunk;
+
+/* Reads the chunk at *pos and checks its header against what is left. */
+static aurp_status read_chunk(const uint8_t *in, size_t in_len, size_t *pos, uint32_t index,
+                              chunk *c, aurp_error *err)
+{
+    if (in_len - *pos < CHUNK_HEADER)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: truncated header at byte %zu", index, *pos);
+    const uint8_t *h = in + *pos;
+    c->method = h[0];
+    for (int i = 1; i < 8; i++)
+        if (h[i]) return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: reserved bytes not zero", index);
+    c->raw = aurp_get_u64(h + 8);
+    c->enc = aurp_get_u64(h + 16);
+    if (c->method > AURP_CHUNK_IMAGE)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: unknown method %d", index, c->method);
+    if (c->enc > in_len - *pos - CHUNK_HEADER)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: %llu payload bytes, only %zu left", index,
+                         (unsigned long long)c->enc, in_len - *pos - CHUNK_HEADER);
+    if (c->raw == 0) return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: restores 0 bytes", index);
+    if (c->method == AURP_CHUNK_STORED && c->raw != c->enc)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: stored with raw %llu != encoded %llu", index,
+                         (unsigned long long)c->raw, (unsigned long long)c->enc);
+    c->payload = h + CHUNK_HEADER;
+    *pos += CHUNK_HEADER + (size_t)c->enc;
+    return AURP_OK;
+}
+
+aurp_status aurp_original_size(const uint8_t *in, size_t in_len, uint64_t *size, aurp_error *err)
+{
+    container_header h;
+    aurp_status st = read_header(in, in_len, &h, err);
+    if (st == AURP_OK) *size = h.original_size;
+    return st;
+}
+
+aurp_status aurp_unpack(const uint8_t *in, size_t in_len, int threads, uint8_t *out, size_t cap,
+                        size_t *out_len, aurp_error *err)
+{
+    *out_len = 0;
+    container_header h;
+    aurp_status st = read_header(in, in_len, &h, err);
+    if (st != AURP_OK) return st;
+    if (h.original_size > cap)
+        return aurp_fail(err, AURP_ERR_CAPACITY, "original of %llu bytes, output buffer %zu",
+                         (unsigned long long)h.original_size, cap);
+    size_t pos = CONTAINER_HEADER;
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < h.nchunks; i++) {
+        chunk c;
+        st = read_chunk(in, in_len, &pos, i, &c, err);
+        if (st != AURP_OK) return st;
+        if (c.raw > h.original_size - at)
+            return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: restores past the original size %llu", i,
+                             (unsigned long long)h.original_size);
+        uint8_t *dst = out + at;
+        if (c.method == AURP_CHUNK_STORED) {
+            memcpy(dst, c.payload, (size_t)c.raw);
+        } else if (c.method == AURP_CHUNK_GENERAL) {
+            int rc = aurp_gc_decode(c.payload, (size_t)c.enc, dst, (size_t)c.raw);
+            if (rc == -2) return aurp_fail(err, AURP_ERR_NOMEM, "chunk %u: out of memory", i);
+            if (rc != 0) return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: general coding corrupt", i);
+        } else {
+            aurp_stream_view v;
+            st = aurp_stream_parse_header(c.payload, (size_t)c.enc, &v, err);
+            if (st != AURP_OK) return st;
+            if (2 * (uint64_t)v.width * v.height != c.raw)
+                return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: image %ux%u does not fill %llu bytes",
+                                 i, v.width, v.height, (unsigned long long)c.raw);
+            st = aurp_image_decode(c.payload, (size_t)c.enc, v.width, v.height, threads, dst, err);
+            if (st != AURP_OK) {
+                char why[sizeof err->msg];
+                memcpy(why, err ? err->msg : "", err ? sizeof why : 1);
+                why[sizeof why - 20] = 0; /* room for the prefix */
+                return aurp_fail(err, st, "chunk %u: %s", i, why);
+            }
+        }
+        at += c.raw;
+    }
+    if (at != h.original_size)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "chunks restore %llu bytes, header says %llu",
+                         (unsigned long long)at, (unsigned long long)h.original_size);
+    if (pos != in_len)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "%zu trailing bytes after the last chunk", in_len - pos);
+    if (aurp_checksum(out, (size_t)at) != h.checksum)
+        return aurp_fail(err, AURP_ERR_CHECKSUM, "XXH3-64 of the restored bytes does not match");
+    *out_len = (size_t)at;
+    return AURP_OK;
+}
+
+aurp_status aurp_inspect(const uint8_t *in, size_t in_len, aurp_info *info, aurp_error *err)
+{
+    memset(info, 0, sizeof *info);
+    container_header h;
+    aurp_status st = read_header(in, in_len, &h, err);
+    if (st != AURP_OK) return st;
+    /* every chunk takes >= 24 bytes: bounds the allocation by the input */
+    if (h.nchunks > (in_len - CONTAINER_HEADER) / CHUNK_HEADER)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "%u chunks cannot fit in %zu bytes", h.nchunks, in_len);
+    info->version = AURP_FORMAT_VERSION;
+    info->original_size = h.original_size;
+    info->checksum = h.checksum;
+    info->chunks = calloc(h.nchunks ? h.nchunks : 1, sizeof *info->chunks);
+    if (!info->chunks) return aurp_fail(err, AURP_ERR_NOMEM, "out of memory");
+    size_t pos = CONTAINER_HEADER;
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < h.nchunks; i++) {
+        chunk c;
+        st = read_chunk(in, in_len, &pos, i, &c, err);
+        if (st == AURP_OK && c.raw > h.original_size - at)
+            st = aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: restores past the original size", i);
+        if (st != AURP_OK) {
+            aurp_info_free(info);
+            return st;
+        }
+        aurp_chunk_info *ci = &info->chunks[i];
+        ci->method = c.method;
+        ci->raw_len = c.raw;
+        ci->enc_len = c.enc;
+        if (c.method == AURP_CHUNK_IMAGE) {
+            aurp_stream_view v;
+            st = aurp_stream_parse_header(c.payload, (size_t)c.enc, &v, err);
+            if (st == AURP_OK && 2 * (uint64_t)v.width * v.height != c.raw)
+                st = aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: image size does not match", i);
+            if (st != AURP_OK) {
+                aurp_info_free(info);
+                return st;
+            }
+            ci->width = v.width;
+            ci->height = v.height;
+            ci->profile = v.profile;
+            ci->order = v.order;
+            ci->equations = v.equations;
+            ci->threshold = (int)v.threshold;
+            ci->t_lo = v.t_lo;
+            ci->t_hi = v.t_hi;
+            ci->escapes = v.escapes;
+        }
+        at += c.raw;
+        info->nchunks = (int)(i + 1);
+    }
+    if (at != h.original_size || pos != in_len) {
+        aurp_info_free(info);
+        return aurp_fail(err, AURP_ERR_CORRUPT, "chunks restore %llu of %llu bytes, %zu trailing bytes",
+                         (unsigned long long)at, (unsigned long long)h.original_size, in_len - pos);
+    }
+    return AURP_OK;
+}
+
+void aurp_info_free(aurp_info *info)
+{
+    free(info->chunks);
+    info->chunks = NULL;
+    info->nchunks = 0;
+}

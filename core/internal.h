@@ -1,0 +1,114 @@
+/* Declarations shared by the files of the codec core and its tests; not a
+ * public API (aurp.h and imgstream.h are). */
+#ifndef AURP_INTERNAL_H
+#define AURP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aurp.h"
+#include "imgstream.h"
+
+/* ---- errors -------------------------------------------------------- */
+
+/* Fills err (may be NULL) with a printf-style reason and returns s. */
+aurp_status aurp_fail(aurp_error *err, aurp_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- little-endian fields ------------------------------------------ */
+
+static inline void aurp_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void aurp_put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void aurp_put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t aurp_get_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t aurp_get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint64_t aurp_get_u64(const uint8_t *p)
+{
+    return (uint64_t)aurp_get_u32(p) | ((uint64_t)aurp_get_u32(p + 4) << 32);
+}
+
+/* ---- general-purpose byte coder (FORMAT.md section 4) --------------- */
+
+/* Codes src[0..n-1] into out.  Returns the coded length, or 0 when it would
+ * not fit in cap (callers use cap to stop early and store instead), or
+ * (size_t)-1 when out of memory. */
+size_t aurp_gc_encode(const uint8_t *src, size_t n, uint8_t *out, size_t cap);
+/* Decodes exactly n bytes from in[0..in_len-1], which must be consumed
+ * exactly.  Returns 0, -1 if corrupt, -2 if out of memory. */
+int aurp_gc_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t n);
+
+/* ---- frequencies and rANS ------------------------------------------- */
+
+/* aurp_normalize with probability bits P (12..20).  Returns AURP_OK, or
+ * AURP_ERR_CORRUPT when more than 2^P symbols have a count (no valid
+ * frequencies exist) or the counts are all zero. */
+aurp_status aurp_normalize_bits(const uint32_t *count, uint32_t nsym, int P, uint32_t *freq,
+                                uint32_t *cum);
+
+/* Symbol lookup for the rANS decoder: a bucket table over the slot's top
+ * bits gives the first candidate symbol; a short scan finds the one. */
+#define AURP_RANS_BUCKET_BITS 12
+typedef struct {
+    int P;
+    uint32_t nsym;
+    const uint32_t *freq, *cum; /* cum has nsym + 1 entries */
+    uint32_t bucket[1u << AURP_RANS_BUCKET_BITS];
+} aurp_rans_table;
+
+void aurp_rans_table_init(aurp_rans_table *t, const uint32_t *freq, const uint32_t *cum,
+                          uint32_t nsym, int P);
+/* Decodes n symbols of one segment; 0 when valid, -1 when corrupt. */
+int aurp_rans_decode_segment(const aurp_rans_table *t, const uint8_t *in, size_t in_len,
+                             uint32_t *sym, size_t n);
+/* Encoder with explicit P (the public one uses AURP_PROB_BITS). */
+size_t aurp_rans_encode_segment_bits(const uint32_t *sym, size_t n, const uint32_t *freq,
+                                     const uint32_t *cum, int P, uint8_t *out, size_t cap);
+
+/* ---- image stream parsing ------------------------------------------- */
+
+#define AURP_STREAM_HEADER 40
+
+typedef struct {
+    int profile, order, equations, prob_bits, seg_log2;
+    uint32_t width, height, threshold;
+    int32_t t_lo, t_hi;
+    uint32_t nsym;
+    uint64_t escapes;
+    uint32_t table_len;
+    /* filled by aurp_stream_parse only: */
+    uint32_t *count, *freq, *cum; /* malloc'd, [nsym], [nsym], [nsym + 1] */
+    uint32_t nseg;
+    const uint8_t *seg_lens;   /* nseg u32 */
+    uint64_t *seg_off;         /* malloc'd [nseg + 1]: offsets into segs */
+    const uint8_t *segs;
+    const uint8_t *esc;        /* escapes, u16 each */
+} aurp_stream_view;
+
+/* Checks and reads the 40-byte header only. */
+aurp_status aurp_stream_parse_header(const uint8_t *in, size_t in_len, aurp_stream_view *v,
+                                     aurp_error *err);
+/* Checks the whole layout and decodes the count table. */
+aurp_status aurp_stream_parse(const uint8_t *in, size_t in_len, aurp_stream_view *v,
+                              aurp_error *err);
+void aurp_stream_view_free(aurp_stream_view *v);
+
+/* ---- threads ----------------------------------------------------------- */
+
+/* Runs fn(ctx, i) for i = 0..n-1 on n threads (i = 0 on the caller's).
+ * Returns 0, or -1 when threads could not be started (then nothing ran
+ * beyond what the caller's thread ran: the caller falls back to 1). */
+int aurp_parallel(int n, void (*fn)(void *ctx, int i), void *ctx);
+
+#endif

@@ -1,0 +1,656 @@
+/* aurorad: the station daemon.
+ *
+ * The libuv loop thread only watches and decides: directory events, a
+ * settle timer, a periodic rescan, signals, the watchdog and the results of
+ * the workers.  Reading, packing, verifying and committing frames happen on
+ * worker threads (worker.c); the loop hands them file names, never more
+ * than max_in_flight at a time, so frames wait on disk, not in memory.
+ * See docs/OPERATIONS.md for the operator's view.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "commit.h"
+#include "config.h"
+#include "intake.h"
+#include "log.h"
+#include "stats.h"
+#include "worker.h"
+
+#define AURORAD_VERSION "1.0"
+
+typedef struct {
+    char cfg_path[4096];
+    aurorad_config cfg, pending;
+    uv_loop_t *loop;
+    uv_fs_event_t watch;
+    bool watching;
+    uv_timer_t tick, rescan, retry, watchdog, status_timer;
+    uv_signal_t sighup, sigterm, sigint;
+    uv_async_t wake;
+    pool *workers;
+    intake in;
+    stats st;
+    int inflight, max_in_flight;
+    bool stopping, reload_pending;
+    /* outbox fault: nothing is dispatched before blocked_until */
+    int64_t blocked_until, backoff_ns;
+    char fault[4096];
+    char devices[512];
+    uint64_t watchdog_usec;
+    bool stuck_logged;
+    char last_status[1024];
+    int64_t last_status_at;
+    int64_t last_status_log;
+    int lock_fd;
+} daemon_state;
+
+static daemon_state D;
+
+/* ---- helpers -------------------------------------------------------- */
+
+static int mkdir_p(const char *dir, char *err, size_t err_len)
+{
+    char p[CONFIG_PATH_MAX];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1;; s++) {
+        if (*s == '/' || !*s) {
+            char c = *s;
+            *s = 0;
+            if (mkdir(p, 0750) != 0 && errno != EEXIST) {
+                snprintf(err, err_len, "%s: cannot create directory: %s", p, strerror(errno));
+                return -1;
+            }
+            *s = c;
+            if (!c) break;
+        }
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, err_len, "%s: not a directory", dir);
+        return -1;
+    }
+    return 0;
+}
+
+static int setup_dirs(const aurorad_config *c, char *err, size_t err_len)
+{
+    const char *dirs[] = {c->incoming_dir, c->outbox_dir, c->quarantine_dir, c->state_dir,
+                          c->done_dir};
+    for (int i = 0; i < 5; i++)
+        if (dirs[i][0] && mkdir_p(dirs[i], err, err_len)) return -1;
+    /* stale temporary files of a killed process: never visible as frames
+     * (hidden names), removed so they do not accumulate */
+    for (int i = 1; i < 5; i++) {
+        if (!dirs[i][0]) continue;
+        int n = commit_cleanup_temps(dirs[i]);
+        if (n > 0)
+            log_msg(LOG_NOTICE, "cleanup", "%s: removed %d stale temporary file(s) of an earlier run",
+                    dirs[i], n);
+    }
+    return 0;
+}
+
+static void notify(const char *msg) { sd_notify(0, msg); }
+
+static void status_text(char *buf, size_t len)
+{
+    double mean, mx;
+    stats_latency(&D.st, &mean, &mx);
+    int q_new = intake_count(&D.in, ENTRY_QUEUED, 0), q_old = intake_count(&D.in, ENTRY_QUEUED, 1);
+    int watching = intake_count(&D.in, ENTRY_WATCHING, -1);
+    char fault[600] = "outbox ok";
+    if (D.fault[0]) {
+        double in_s = (double)(D.blocked_until - mono_ns()) / 1e9;
+        snprintf(fault, sizeof fault, "OUTBOX FAULT %.300s, retry in %.1f s", D.fault,
+                 in_s > 0 ? in_s : 0);
+    }
+    snprintf(buf, len,
+             "%s%llu frames done (%llu quarantined); backlog %d, new %d, arriving %d, in flight %d; "
+             "latency mean %.2f s max %.2f s (last %d); %.3f bpp; devices %.200s; %.400s",
+             D.stopping ? "stopping: " : (D.reload_pending ? "reloading: " : ""),
+             (unsigned long long)(D.st.committed + D.st.recovered),
+             (unsigned long long)D.st.quarantined, q_old, q_new, watching, D.inflight, mean / 1e3,
+             mx / 1e3, D.st.n, stats_bpp(&D.st), D.devices, fault);
+}
+
+/* Sends STATUS= when it changed (at most every 200 ms unless forced). */
+static void send_status(bool force)
+{
+    char s[1024];
+    status_text(s, sizeof s);
+    int64_t now = mono_ns();
+    if (!force && (strcmp(s, D.last_status) == 0 || now - D.last_status_at < 200000000)) return;
+    snprintf(D.last_status, sizeof D.last_status, "%s", s);
+    D.last_status_at = now;
+    sd_notifyf(0, "STATUS=%s", s);
+}
+
+/* ---- dispatch ------------------------------------------------------- */
+
+static void on_tick(uv_timer_t *t);
+
+static void ensure_tick(void)
+{
+    bool watching = intake_count(&D.in, ENTRY_WATCHING, -1) > 0;
+    if (watching && !uv_is_active((uv_handle_t *)&D.tick)) {
+        uint64_t ms = (uint64_t)(D.cfg.settle_ms / 4);
+        if (ms < 20) ms = 20;
+        if (ms > 250) ms = 250;
+        uv_timer_start(&D.tick, on_tick, ms, ms);
+    } else if (!watching && uv_is_active((uv_handle_t *)&D.tick)) {
+        uv_timer_stop(&D.tick);
+    }
+}
+
+static void on_retry(uv_timer_t *t);
+
+static void dispatch(void)
+{
+    if (D.stopping || D.reload_pending || !D.workers) return;
+    int64_t now = mono_ns();
+    if (now < D.blocked_until) {
+        uint64_t ms = (uint64_t)((D.blocked_until - now) / 1000000) + 1;
+        uv_timer_start(&D.retry, on_retry, ms, 0);
+        return;
+    }
+    job j;
+    while (D.inflight < D.max_in_flight && intake_pick(&D.in, &j)) {
+        pool_submit(D.workers, &j);
+        D.inflight++;
+    }
+}
+
+static void on_retry(uv_timer_t *t)
+{
+    (void)t;
+    dispatch();
+    send_status(true);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    (void)t;
+    intake_tick(&D.in, mono_ns());
+    dispatch();
+    ensure_tick();
+}
+
+static void on_rescan(uv_timer_t *t)
+{
+    (void)t;
+    if (intake_rescan(&D.in, false, mono_ns()) < 0)
+        log_msg(LOG_ERR, "rescan_failed", "%s: cannot list: %s", D.cfg.incoming_dir, strerror(errno));
+    dispatch();
+    ensure_tick();
+}
+
+static void on_fs_event(uv_fs_event_t *h, const char *filename, int events, int status)
+{
+    (void)h;
+    (void)events;
+    int64_t now = mono_ns();
+    if (status < 0) {
+        log_msg(LOG_WARNING, "watch_error", "%s: %s; rescanning", D.cfg.incoming_dir,
+                uv_strerror(status));
+        intake_rescan(&D.in, false, now);
+    } else if (filename) {
+        intake_look(&D.in, filename, false, now);
+    } else {
+        intake_rescan(&D.in, false, now); /* overflow or unknown name */
+    }
+    dispatch();
+    ensure_tick();
+}
+
+/* ---- results -------------------------------------------------------- */
+
+static void log_frame(const result *r)
+{
+    bool over = r->latency_ms > D.cfg.budget_seconds * 1e3;
+    log_line l;
+    log_begin(&l, over ? LOG_WARNING : LOG_INFO,
+              r->what == OUTCOME_RECOVERED ? "frame_recovered" : "frame");
+    log_str(&l, "file", r->j.name);
+    log_int(&l, "bytes_in", (int64_t)r->bytes_in);
+    log_int(&l, "bytes_out", (int64_t)r->bytes_out);
+    log_num(&l, "bpp", r->pixels ? (double)r->bytes_out * 8 / (double)r->pixels : 0, 3);
+    log_num(&l, "latency_ms", r->latency_ms, 1);
+    log_str(&l, "device", r->device);
+    log_num(&l, "wait_ms", r->wait_ms, 1);
+    log_num(&l, "read_ms", r->read_ms, 1);
+    log_num(&l, "encode_ms", r->encode_ms, 1);
+    log_num(&l, "verify_ms", r->verify_ms, 1);
+    log_num(&l, "write_ms", r->write_ms, 1);
+    log_num(&l, "release_ms", r->release_ms, 1);
+    log_bool(&l, "backlog", r->j.backlog);
+    if (over) {
+        log_bool(&l, "over_budget", true);
+        log_num(&l, "budget_ms", D.cfg.budget_seconds * 1e3, 0);
+    }
+    if (r->gpu_fallback) log_bool(&l, "gpu_fallback", true);
+    log_end(&l);
+}
+
+static void handle_result(const result *r)
+{
+    D.inflight--;
+    switch (r->what) {
+    case OUTCOME_COMMITTED:
+    case OUTCOME_RECOVERED:
+        intake_done(&D.in, r->j.name, false);
+        if (r->what == OUTCOME_COMMITTED) D.st.committed++;
+        else D.st.recovered++;
+        D.st.bytes_in += r->bytes_in;
+        D.st.bytes_out += r->bytes_out;
+        if (r->gpu_fallback) D.st.gpu_fallbacks++;
+        if (r->latency_ms > D.cfg.budget_seconds * 1e3) D.st.over_budget++;
+        if (r->pixels) stats_add_frame(&D.st, r->latency_ms, r->bytes_out, r->pixels);
+        log_frame(r);
+        if (D.fault[0]) {
+            log_msg(LOG_NOTICE, "outbox_recovered", "%s: writing again after: %s", D.cfg.outbox_dir,
+                    D.fault);
+            D.fault[0] = 0;
+            D.backoff_ns = 0;
+            D.blocked_until = 0;
+        }
+        break;
+    case OUTCOME_QUARANTINED: {
+        intake_done(&D.in, r->j.name, false);
+        D.st.quarantined++;
+        log_line l;
+        log_begin(&l, LOG_WARNING, "quarantined");
+        log_str(&l, "file", r->j.name);
+        log_str(&l, "reason", r->reason);
+        log_str(&l, "dir", D.cfg.quarantine_dir);
+        log_end(&l);
+        break;
+    }
+    case OUTCOME_VANISHED:
+        intake_done(&D.in, r->j.name, false);
+        log_msg(LOG_NOTICE, "vanished", "%s: removed by someone else before it was read", r->j.name);
+        break;
+    case OUTCOME_RETRY: {
+        intake_done(&D.in, r->j.name, true);
+        D.st.retries++;
+        int64_t cap = (int64_t)(D.cfg.retry_max_seconds * 1e9);
+        D.backoff_ns = D.backoff_ns ? D.backoff_ns * 2 : 250000000;
+        if (D.backoff_ns > cap) D.backoff_ns = cap;
+        D.blocked_until = mono_ns() + D.backoff_ns;
+        snprintf(D.fault, sizeof D.fault, "%s", r->reason);
+        log_line l;
+        log_begin(&l, LOG_ERR, "outbox_fault");
+        log_str(&l, "file", r->j.name);
+        log_str(&l, "reason", r->reason);
+        log_str(&l, "errno", commit_errno_name(r->err_no));
+        log_num(&l, "retry_in_s", (double)D.backoff_ns / 1e9, 2);
+        log_str(&l, "original", "kept in incoming");
+        log_end(&l);
+        break;
+    }
+    }
+}
+
+static void finish_stop(void);
+static void finish_reload(void);
+
+static void on_wake(uv_async_t *a)
+{
+    (void)a;
+    if (!D.workers) return;
+    result r;
+    bool any = false;
+    while (pool_take_result(D.workers, &r)) {
+        handle_result(&r);
+        any = true;
+    }
+    if (!any) return;
+    if (D.stopping && D.inflight == 0) {
+        finish_stop();
+        return;
+    }
+    if (D.reload_pending && D.inflight == 0) finish_reload();
+    dispatch();
+    send_status(false);
+}
+
+/* ---- watchdog and status ------------------------------------------- */
+
+static void on_watchdog(uv_timer_t *t)
+{
+    (void)t;
+    /* a worker on one frame for 4 budgets (at least a minute) is stuck
+     * (a hung device call): stop feeding the watchdog so systemd restarts
+     * us; the frame is still in incoming and will be taken again */
+    int64_t stuck = (int64_t)(D.cfg.budget_seconds * 4e9);
+    if (stuck < 60000000000LL) stuck = 60000000000LL;
+    if (!D.workers || pool_healthy(D.workers, stuck)) {
+        notify("WATCHDOG=1");
+        D.stuck_logged = false;
+    } else if (!D.stuck_logged) {
+        log_msg(LOG_CRIT, "workers_stuck",
+                "a worker has been on one frame for over %.0f s; no longer feeding the watchdog",
+                (double)stuck / 1e9);
+        D.stuck_logged = true;
+    }
+}
+
+static void on_status_timer(uv_timer_t *t)
+{
+    (void)t;
+    send_status(false);
+    int64_t now = mono_ns();
+    if (now - D.last_status_log >= 60000000000LL) {
+        D.last_status_log = now;
+        char s[1024];
+        status_text(s, sizeof s);
+        log_line l;
+        log_begin(&l, LOG_INFO, "status");
+        log_str(&l, "status", s);
+        log_int(&l, "frames_done", (int64_t)(D.st.committed + D.st.recovered));
+        log_int(&l, "quarantined", (int64_t)D.st.quarantined);
+        log_int(&l, "over_budget", (int64_t)D.st.over_budget);
+        log_int(&l, "backlog", intake_count(&D.in, ENTRY_QUEUED, -1));
+        log_end(&l);
+    }
+}
+
+/* ---- start, reload, stop ------------------------------------------- */
+
+static void wake_from_worker(void *ud) { uv_async_send((uv_async_t *)ud); }
+
+static int start_workers_and_watch(bool first)
+{
+    D.workers = pool_start(&D.cfg, wake_from_worker, &D.wake);
+    if (!D.workers) {
+        log_msg(LOG_ERR, "start_failed", "cannot start the workers: out of memory");
+        return -1;
+    }
+    pool_describe(D.workers, D.devices, sizeof D.devices);
+    D.max_in_flight = D.cfg.max_in_flight > 0 ? D.cfg.max_in_flight : pool_workers(D.workers);
+    intake_init(&D.in, D.cfg.incoming_dir, D.cfg.settle_ms, D.cfg.stall_seconds);
+    int rc = uv_fs_event_start(&D.watch, on_fs_event, D.cfg.incoming_dir, 0);
+    if (rc < 0) {
+        log_msg(LOG_ERR, "watch_failed", "%s: cannot watch: %s", D.cfg.incoming_dir, uv_strerror(rc));
+        return -1;
+    }
+    D.watching = true;
+    uint64_t rescan_ms = (uint64_t)(D.cfg.rescan_seconds * 1e3);
+    uv_timer_start(&D.rescan, on_rescan, rescan_ms, rescan_ms);
+    int backlog = intake_rescan(&D.in, true, mono_ns());
+    log_line l;
+    log_begin(&l, LOG_INFO, first ? "started" : "reloaded");
+    log_str(&l, "version", AURORAD_VERSION);
+    log_str(&l, "config", D.cfg_path);
+    log_str(&l, "incoming_dir", D.cfg.incoming_dir);
+    log_str(&l, "outbox_dir", D.cfg.outbox_dir);
+    log_str(&l, "done_dir", D.cfg.done_dir[0] ? D.cfg.done_dir : NULL);
+    log_str(&l, "devices", D.devices);
+    log_int(&l, "workers", pool_workers(D.workers));
+    log_int(&l, "max_in_flight", D.max_in_flight);
+    log_str(&l, "split", config_split_name(D.cfg.split));
+    log_int(&l, "order", D.cfg.codec.order);
+    log_int(&l, "equations", D.cfg.codec.equations);
+    log_int(&l, "threshold", D.cfg.codec.threshold);
+    log_bool(&l, "verify", D.cfg.verify);
+    log_num(&l, "budget_seconds", D.cfg.budget_seconds, 3);
+    log_int(&l, "backlog", backlog);
+    log_end(&l);
+    dispatch();
+    ensure_tick();
+    return 0;
+}
+
+static void stop_workers_and_watch(void)
+{
+    if (D.watching) uv_fs_event_stop(&D.watch);
+    D.watching = false;
+    uv_timer_stop(&D.tick);
+    uv_timer_stop(&D.rescan);
+    uv_timer_stop(&D.retry);
+    pool_stop(D.workers);
+    D.workers = NULL;
+    intake_free(&D.in);
+}
+
+static void begin_reload(void)
+{
+    if (D.stopping) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
+               (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000);
+    char err[1200];
+    aurorad_config nc;
+    if (config_load(D.cfg_path, &nc, err, sizeof err) != 0) {
+        log_line l;
+        log_begin(&l, LOG_ERR, "reload_failed");
+        log_str(&l, "config", D.cfg_path);
+        log_str(&l, "error", err);
+        log_str(&l, "action", "keeping the running configuration");
+        log_end(&l);
+        sd_notifyf(0, "READY=1\nSTATUS=reload failed, previous configuration kept: %s", err);
+        D.last_status[0] = 0;
+        return;
+    }
+    log_msg(LOG_NOTICE, "reloading", "%s: new configuration read; switching after %d frame(s) in flight",
+            D.cfg_path, D.inflight);
+    D.pending = nc;
+    D.reload_pending = true;
+    if (D.inflight == 0) finish_reload();
+}
+
+static void finish_reload(void)
+{
+    aurorad_config old = D.cfg;
+    stop_workers_and_watch();
+    D.reload_pending = false;
+    D.cfg = D.pending;
+    log_setup(D.cfg.log_level, D.cfg.log_prefix);
+    char err[1200];
+    bool ok = setup_dirs(&D.cfg, err, sizeof err) == 0;
+    if (!ok) log_msg(LOG_ERR, "reload_failed", "%s; keeping the running configuration", err);
+    if (ok && D.cfg.latency_window != old.latency_window) {
+        stats keep = D.st;
+        if (stats_init(&D.st, D.cfg.latency_window) == 0) {
+            D.st.committed = keep.committed;
+            D.st.recovered = keep.recovered;
+            D.st.quarantined = keep.quarantined;
+            D.st.retries = keep.retries;
+            D.st.gpu_fallbacks = keep.gpu_fallbacks;
+            D.st.over_budget = keep.over_budget;
+            D.st.bytes_in = keep.bytes_in;
+            D.st.bytes_out = keep.bytes_out;
+            stats_free(&keep);
+        } else {
+            D.st = keep;
+        }
+    }
+    if (ok && start_workers_and_watch(false) != 0) {
+        stop_workers_and_watch();
+        ok = false;
+    }
+    if (!ok) {
+        D.cfg = old;
+        log_setup(D.cfg.log_level, D.cfg.log_prefix);
+        if (start_workers_and_watch(false) != 0) {
+            log_msg(LOG_CRIT, "reload_failed", "cannot restart with the previous configuration either");
+            exit(EXIT_FAILURE); /* systemd restarts us; nothing is lost */
+        }
+    }
+    D.blocked_until = 0;
+    D.backoff_ns = 0;
+    D.fault[0] = 0;
+    notify("READY=1");
+    send_status(true);
+}
+
+static void begin_stop(int signum)
+{
+    if (D.stopping) {
+        log_msg(LOG_NOTICE, "stopping", "already stopping; %d frame(s) still in flight", D.inflight);
+        return;
+    }
+    D.stopping = true;
+    notify("STOPPING=1");
+    log_line l;
+    log_begin(&l, LOG_NOTICE, "stopping");
+    log_str(&l, "signal", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    log_int(&l, "in_flight", D.inflight);
+    log_end(&l);
+    if (D.watching) uv_fs_event_stop(&D.watch);
+    D.watching = false;
+    uv_timer_stop(&D.tick);
+    uv_timer_stop(&D.rescan);
+    uv_timer_stop(&D.retry);
+    send_status(true);
+    if (D.inflight == 0) finish_stop();
+}
+
+static void close_cb(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h)) uv_close(h, NULL);
+}
+
+static void finish_stop(void)
+{
+    pool_stop(D.workers);
+    D.workers = NULL;
+    log_line l;
+    log_begin(&l, LOG_NOTICE, "stopped");
+    log_int(&l, "frames_done", (int64_t)(D.st.committed + D.st.recovered));
+    log_int(&l, "quarantined", (int64_t)D.st.quarantined);
+    log_int(&l, "left_in_incoming", intake_count(&D.in, ENTRY_QUEUED, -1) +
+                                        intake_count(&D.in, ENTRY_WATCHING, -1));
+    log_end(&l);
+    intake_free(&D.in);
+    uv_walk(D.loop, close_cb, NULL);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    (void)s;
+    if (signum == SIGHUP) begin_reload();
+    else begin_stop(signum);
+}
+
+/* ---- main ----------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: aurorad -c FILE          run with this configuration\n"
+            "       aurorad --check-config FILE   check a configuration and exit\n"
+            "       aurorad --version\n");
+}
+
+static int take_lock(const char *state_dir)
+{
+    char p[4200], err[256];
+    snprintf(p, sizeof p, "%s/aurorad.lock", state_dir);
+    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        snprintf(err, sizeof err, "%s", strerror(errno));
+        log_msg(LOG_ERR, "start_failed", "%s: %s", p,
+                errno == EWOULDBLOCK ? "another aurorad is running on this state directory" : err);
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) == 0 && write(fd, pid, (size_t)n) < 0) { /* informative only */ }
+    return fd;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"check-config", required_argument, NULL, 'C'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *cfg_path = NULL, *check = NULL;
+    int o;
+    while ((o = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
+        switch (o) {
+        case 'c': cfg_path = optarg; break;
+        case 'C': check = optarg; break;
+        case 'V': printf("aurorad %s\n", AURORAD_VERSION); return 0;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc || (!cfg_path && !check)) {
+        usage(stderr);
+        return 2;
+    }
+    char err[1200];
+    if (check) {
+        aurorad_config c;
+        if (config_load(check, &c, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        printf("%s: ok\n", check);
+        return 0;
+    }
+
+    snprintf(D.cfg_path, sizeof D.cfg_path, "%s", cfg_path);
+    log_setup(LOG_INFO, LOG_PREFIX_AUTO);
+    if (config_load(cfg_path, &D.cfg, err, sizeof err) != 0) {
+        log_msg(LOG_ERR, "config_error", "%s", err);
+        return 1;
+    }
+    log_setup(D.cfg.log_level, D.cfg.log_prefix);
+    if (setup_dirs(&D.cfg, err, sizeof err) != 0) {
+        log_msg(LOG_ERR, "start_failed", "%s", err);
+        return 1;
+    }
+    D.lock_fd = take_lock(D.cfg.state_dir);
+    if (D.lock_fd < 0) return 1;
+    if (stats_init(&D.st, D.cfg.latency_window) != 0) return 1;
+
+    D.loop = uv_default_loop();
+    uv_async_init(D.loop, &D.wake, on_wake);
+    uv_fs_event_init(D.loop, &D.watch);
+    uv_timer_init(D.loop, &D.tick);
+    uv_timer_init(D.loop, &D.rescan);
+    uv_timer_init(D.loop, &D.retry);
+    uv_timer_init(D.loop, &D.watchdog);
+    uv_timer_init(D.loop, &D.status_timer);
+    uv_signal_init(D.loop, &D.sighup);
+    uv_signal_init(D.loop, &D.sigterm);
+    uv_signal_init(D.loop, &D.sigint);
+    uv_signal_start(&D.sighup, on_signal, SIGHUP);
+    uv_signal_start(&D.sigterm, on_signal, SIGTERM);
+    uv_signal_start(&D.sigint, on_signal, SIGINT);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (start_workers_and_watch(true) != 0) return 1;
+    D.last_status_log = mono_ns();
+    uv_timer_start(&D.status_timer, on_status_timer, 1000, 1000);
+    if (sd_watchdog_enabled(0, &D.watchdog_usec) > 0 && D.watchdog_usec > 0) {
+        uint64_t ms = D.watchdog_usec / 2000;
+        if (ms < 1) ms = 1;
+        uv_timer_start(&D.watchdog, on_watchdog, 0, ms);
+    }
+    notify("READY=1");
+    send_status(true);
+
+    uv_run(D.loop, UV_RUN_DEFAULT);
+    uv_loop_close(D.loop);
+    stats_free(&D.st);
+    close(D.lock_fd);
+    return 0;
+}

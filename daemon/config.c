@@ -1,0 +1,366 @@
+/* aurorad configuration parser (libyaml document API: every node carries its
+ * line and column, which the error messages need). */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+#include <yaml.h>
+
+void config_defaults(aurorad_config *c)
+{
+    memset(c, 0, sizeof *c);
+    aurp_params_default(&c->codec);
+    c->gpus = 0;
+    c->split = SPLIT_COLUMNS;
+    c->cpu_workers = -1;
+    c->cpu_threads = -1;
+    c->max_in_flight = -1;
+    c->budget_seconds = 15;
+    c->verify = true;
+    c->settle_ms = 500;
+    c->stall_seconds = 120;
+    c->rescan_seconds = 5;
+    c->retry_max_seconds = 60;
+    c->gpu_retry_seconds = 60;
+    c->log_level = LOG_INFO;
+    c->log_prefix = LOG_PREFIX_AUTO;
+    c->latency_window = 100;
+}
+
+const char *config_split_name(config_split s)
+{
+    return s == SPLIT_FRAMES ? "frames" : "columns";
+}
+
+typedef struct {
+    const char *name;
+    yaml_document_t *doc;
+    char *err;
+    size_t err_len;
+} parse_ctx;
+
+static int fail_at(parse_ctx *px, const yaml_node_t *n, const char *fmt, ...)
+{
+    int len = snprintf(px->err, px->err_len, "%s:%zu:%zu: ", px->name,
+                       n ? n->start_mark.line + 1 : 1, n ? n->start_mark.column + 1 : 1);
+    if (len < 0 || (size_t)len >= px->err_len) return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(px->err + len, px->err_len - (size_t)len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static int get_string(parse_ctx *px, const yaml_node_t *n, const char *key, char *dst, size_t cap)
+{
+    const char *s = scalar(n);
+    if (!s) return fail_at(px, n, "%s: expected a string", key);
+    if (strlen(s) >= cap) return fail_at(px, n, "%s: longer than %zu bytes", key, cap - 1);
+    strcpy(dst, s);
+    return 0;
+}
+
+static int get_path(parse_ctx *px, const yaml_node_t *n, const char *key, char *dst, size_t cap)
+{
+    if (get_string(px, n, key, dst, cap)) return -1;
+    if (dst[0] != '/') return fail_at(px, n, "%s: '%s' is not an absolute path", key, dst);
+    size_t l = strlen(dst);
+    while (l > 1 && dst[l - 1] == '/') dst[--l] = 0; /* "/a/b/" == "/a/b" */
+    return 0;
+}
+
+static int get_int(parse_ctx *px, const yaml_node_t *n, const char *key, long lo, long hi, int *dst)
+{
+    const char *s = scalar(n);
+    if (!s || !*s) return fail_at(px, n, "%s: expected an integer", key);
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end) return fail_at(px, n, "%s: '%s' is not an integer", key, s);
+    if (v < lo || v > hi) return fail_at(px, n, "%s: %ld is outside %ld..%ld", key, v, lo, hi);
+    *dst = (int)v;
+    return 0;
+}
+
+/* An integer, or "auto" (-1). */
+static int get_int_auto(parse_ctx *px, const yaml_node_t *n, const char *key, long lo, long hi,
+                        int *dst)
+{
+    const char *s = scalar(n);
+    if (s && strcmp(s, "auto") == 0) {
+        *dst = -1;
+        return 0;
+    }
+    return get_int(px, n, key, lo, hi, dst);
+}
+
+static int get_double(parse_ctx *px, const yaml_node_t *n, const char *key, double lo, double hi,
+                      double *dst)
+{
+    const char *s = scalar(n);
+    if (!s || !*s) return fail_at(px, n, "%s: expected a number", key);
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v)) return fail_at(px, n, "%s: '%s' is not a number", key, s);
+    if (v < lo || v > hi) return fail_at(px, n, "%s: %g is outside %g..%g", key, v, lo, hi);
+    *dst = v;
+    return 0;
+}
+
+static int get_bool(parse_ctx *px, const yaml_node_t *n, const char *key, bool *dst)
+{
+    const char *s = scalar(n);
+    if (s && (!strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcasecmp(s, "on"))) {
+        *dst = true;
+        return 0;
+    }
+    if (s && (!strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcasecmp(s, "off"))) {
+        *dst = false;
+        return 0;
+    }
+    return fail_at(px, n, "%s: expected true or false", key);
+}
+
+/* Walks a mapping, rejecting non-scalar and duplicate keys; calls fn per pair. */
+typedef int (*pair_fn)(parse_ctx *px, const char *key, yaml_node_t *kn, yaml_node_t *vn,
+                       aurorad_config *c);
+
+static int each_pair(parse_ctx *px, yaml_node_t *map, const char *what, pair_fn fn,
+                     aurorad_config *c)
+{
+    if (map->type != YAML_MAPPING_NODE) return fail_at(px, map, "%s: expected a mapping", what);
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *kn = yaml_document_get_node(px->doc, p->key);
+        yaml_node_t *vn = yaml_document_get_node(px->doc, p->value);
+        const char *key = scalar(kn);
+        if (!key) return fail_at(px, kn, "%s: keys must be plain strings", what);
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+            const char *prev = scalar(yaml_document_get_node(px->doc, q->key));
+            if (prev && !strcmp(prev, key)) return fail_at(px, kn, "duplicate key '%s'", key);
+        }
+        if (fn(px, key, kn, vn, c)) return -1;
+    }
+    return 0;
+}
+
+static int codec_pair(parse_ctx *px, const char *key, yaml_node_t *kn, yaml_node_t *vn,
+                      aurorad_config *c)
+{
+    if (!strcmp(key, "order")) return get_int(px, vn, "codec.order", 1, 32, &c->codec.order);
+    if (!strcmp(key, "equations"))
+        return get_int(px, vn, "codec.equations", 1, 16, &c->codec.equations);
+    if (!strcmp(key, "threshold"))
+        return get_int(px, vn, "codec.threshold", 0, 1 << 30, &c->codec.threshold);
+    if (!strcmp(key, "profile")) {
+        const char *s = scalar(vn);
+        int prof = s ? aurp_profile_from_name(s) : 0;
+        if (!prof) return fail_at(px, vn, "codec.profile: unknown profile '%s'", s ? s : "");
+        c->codec.profile = prof;
+        return 0;
+    }
+    return fail_at(px, kn, "unknown key 'codec.%s' (known: order, equations, threshold, profile)",
+                   key);
+}
+
+static int top_pair(parse_ctx *px, const char *key, yaml_node_t *kn, yaml_node_t *vn,
+                    aurorad_config *c)
+{
+#define PATHKEY(k)                                                                                 \
+    if (!strcmp(key, #k)) return get_path(px, vn, #k, c->k, sizeof c->k)
+    PATHKEY(incoming_dir);
+    PATHKEY(outbox_dir);
+    PATHKEY(quarantine_dir);
+    PATHKEY(state_dir);
+#undef PATHKEY
+    if (!strcmp(key, "done_dir")) {
+        /* "done_dir:" with no value (null) = delete originals */
+        const char *s = scalar(vn);
+        if (s && (!*s || !strcmp(s, "~") || !strcmp(s, "null"))) {
+            c->done_dir[0] = 0;
+            return 0;
+        }
+        return get_path(px, vn, "done_dir", c->done_dir, sizeof c->done_dir);
+    }
+    if (!strcmp(key, "codec")) return each_pair(px, vn, "codec", codec_pair, c);
+    if (!strcmp(key, "gpus")) return get_int(px, vn, "gpus", 0, CONFIG_MAX_GPUS, &c->gpus);
+    if (!strcmp(key, "gpu_devices")) {
+        if (vn->type != YAML_SEQUENCE_NODE)
+            return fail_at(px, vn, "gpu_devices: expected a list of CUDA device numbers");
+        c->ngpu_devices = 0;
+        for (yaml_node_item_t *it = vn->data.sequence.items.start; it < vn->data.sequence.items.top;
+             it++) {
+            yaml_node_t *in = yaml_document_get_node(px->doc, *it);
+            if (c->ngpu_devices == CONFIG_MAX_GPUS)
+                return fail_at(px, in, "gpu_devices: more than %d devices", CONFIG_MAX_GPUS);
+            int d;
+            if (get_int(px, in, "gpu_devices[]", 0, 255, &d)) return -1;
+            for (int i = 0; i < c->ngpu_devices; i++)
+                if (c->gpu_devices[i] == d)
+                    return fail_at(px, in, "gpu_devices: device %d listed twice", d);
+            c->gpu_devices[c->ngpu_devices++] = d;
+        }
+        return 0;
+    }
+    if (!strcmp(key, "split")) {
+        const char *s = scalar(vn);
+        if (s && !strcmp(s, "columns")) c->split = SPLIT_COLUMNS;
+        else if (s && !strcmp(s, "frames")) c->split = SPLIT_FRAMES;
+        else return fail_at(px, vn, "split: expected 'columns' or 'frames'");
+        return 0;
+    }
+    if (!strcmp(key, "cpu_workers")) return get_int_auto(px, vn, key, 0, 256, &c->cpu_workers);
+    if (!strcmp(key, "cpu_threads")) return get_int_auto(px, vn, key, 1, 256, &c->cpu_threads);
+    if (!strcmp(key, "max_in_flight")) return get_int_auto(px, vn, key, 1, 1024, &c->max_in_flight);
+    if (!strcmp(key, "budget_seconds"))
+        return get_double(px, vn, key, 0.001, 86400, &c->budget_seconds);
+    if (!strcmp(key, "verify")) return get_bool(px, vn, key, &c->verify);
+    if (!strcmp(key, "settle_ms")) return get_int(px, vn, key, 0, 600000, &c->settle_ms);
+    if (!strcmp(key, "stall_seconds")) return get_double(px, vn, key, 0.1, 86400, &c->stall_seconds);
+    if (!strcmp(key, "rescan_seconds"))
+        return get_double(px, vn, key, 0.05, 3600, &c->rescan_seconds);
+    if (!strcmp(key, "retry_max_seconds"))
+        return get_double(px, vn, key, 0.01, 86400, &c->retry_max_seconds);
+    if (!strcmp(key, "gpu_retry_seconds"))
+        return get_double(px, vn, key, 0.01, 86400, &c->gpu_retry_seconds);
+    if (!strcmp(key, "latency_window")) return get_int(px, vn, key, 1, 100000, &c->latency_window);
+    if (!strcmp(key, "log_level")) {
+        static const struct { const char *n; int v; } lv[] = {
+            {"debug", LOG_DEBUG}, {"info", LOG_INFO}, {"notice", LOG_NOTICE},
+            {"warning", LOG_WARNING}, {"err", LOG_ERR}, {"error", LOG_ERR}};
+        const char *s = scalar(vn);
+        for (size_t i = 0; s && i < sizeof lv / sizeof lv[0]; i++)
+            if (!strcmp(s, lv[i].n)) {
+                c->log_level = lv[i].v;
+                return 0;
+            }
+        return fail_at(px, vn, "log_level: expected debug, info, notice, warning or error");
+    }
+    if (!strcmp(key, "log_prefix")) {
+        const char *s = scalar(vn);
+        if (s && !strcmp(s, "auto")) {
+            c->log_prefix = LOG_PREFIX_AUTO;
+            return 0;
+        }
+        bool b;
+        if (get_bool(px, vn, key, &b)) return fail_at(px, vn, "log_prefix: expected auto, true or false");
+        c->log_prefix = b ? LOG_PREFIX_ON : LOG_PREFIX_OFF;
+        return 0;
+    }
+    return fail_at(px, kn, "unknown key '%s'", key);
+}
+
+/* Checks that need the whole file: required keys, distinct directories. */
+static int check_whole(parse_ctx *px, yaml_node_t *root, aurorad_config *c)
+{
+    static const char *required[] = {"incoming_dir", "outbox_dir", "quarantine_dir", "state_dir"};
+    const char *vals[] = {c->incoming_dir, c->outbox_dir, c->quarantine_dir, c->state_dir};
+    for (int i = 0; i < 4; i++)
+        if (!vals[i][0]) return fail_at(px, root, "missing required key '%s'", required[i]);
+    const char *names[] = {"incoming_dir", "outbox_dir", "quarantine_dir", "state_dir", "done_dir"};
+    const char *dirs[] = {c->incoming_dir, c->outbox_dir, c->quarantine_dir, c->state_dir,
+                          c->done_dir};
+    for (int i = 0; i < 5; i++)
+        for (int j = i + 1; j < 5; j++)
+            if (dirs[i][0] && !strcmp(dirs[i], dirs[j]))
+                return fail_at(px, root, "%s and %s are the same directory (%s)", names[i],
+                               names[j], dirs[i]);
+    aurp_error e;
+    if (aurp_params_check(&c->codec, &e) != AURP_OK)
+        return fail_at(px, root, "codec: %s", e.msg);
+    if (c->ngpu_devices && c->gpus > c->ngpu_devices)
+        return fail_at(px, root, "gpus: %d but gpu_devices lists only %d", c->gpus,
+                       c->ngpu_devices);
+    return 0;
+}
+
+int config_parse_string(const char *text, size_t len, const char *name, aurorad_config *c,
+                        char *err, size_t err_len)
+{
+    aurorad_config tmp;
+    config_defaults(&tmp);
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser)) {
+        snprintf(err, err_len, "%s: cannot initialise the YAML parser", name);
+        return -1;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        snprintf(err, err_len, "%s:%zu:%zu: %s%s%s", name, parser.problem_mark.line + 1,
+                 parser.problem_mark.column + 1, parser.problem ? parser.problem : "YAML error",
+                 parser.context ? " " : "", parser.context ? parser.context : "");
+        yaml_parser_delete(&parser);
+        return -1;
+    }
+    parse_ctx px = {name, &doc, err, err_len};
+    int rc = 0;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root) {
+        snprintf(err, err_len, "%s:1:1: the file is empty", name);
+        rc = -1;
+    } else {
+        rc = each_pair(&px, root, "top level", top_pair, &tmp);
+        if (!rc) rc = check_whole(&px, root, &tmp);
+    }
+    /* A second document would be ignored silently: refuse it. */
+    if (!rc) {
+        yaml_document_t extra;
+        if (yaml_parser_load(&parser, &extra)) {
+            yaml_node_t *r2 = yaml_document_get_root_node(&extra);
+            if (r2) rc = fail_at(&px, r2, "more than one YAML document");
+            yaml_document_delete(&extra);
+        }
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    if (!rc) *c = tmp;
+    return rc;
+}
+
+int config_load(const char *path, aurorad_config *c, char *err, size_t err_len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, err_len, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += n;
+        if (len == cap) {
+            if (cap >= (1u << 20)) {
+                free(buf);
+                fclose(f);
+                snprintf(err, err_len, "%s: larger than 1 MiB, not a configuration file", path);
+                return -1;
+            }
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) free(buf);
+            buf = nb;
+        }
+    }
+    int rerr = ferror(f);
+    fclose(f);
+    if (!buf || rerr) {
+        snprintf(err, err_len, "%s: cannot read: %s", path, buf ? "I/O error" : "out of memory");
+        free(buf);
+        return -1;
+    }
+    int rc = config_parse_string(buf, len, path, c, err, err_len);
+    free(buf);
+    return rc;
+}

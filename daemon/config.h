@@ -1,0 +1,65 @@
+/* aurorad configuration: one YAML file, parsed with libyaml.
+ *
+ * Every error names the file, the line and the column of the offending node
+ * ("FILE:LINE:COL: reason"); unknown and duplicate keys are errors, so a typo
+ * never silently falls back to a default on an unattended station.
+ */
+#ifndef AURORAD_CONFIG_H
+#define AURORAD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "aurp.h"
+
+#define CONFIG_PATH_MAX 1024
+#define CONFIG_MAX_GPUS 16
+
+typedef enum { SPLIT_COLUMNS = 0, SPLIT_FRAMES = 1 } config_split;
+typedef enum { LOG_PREFIX_AUTO = 0, LOG_PREFIX_ON = 1, LOG_PREFIX_OFF = 2 } config_log_prefix;
+
+typedef struct {
+    /* directories (done_dir empty: originals are deleted after commit) */
+    char incoming_dir[CONFIG_PATH_MAX];
+    char outbox_dir[CONFIG_PATH_MAX];
+    char done_dir[CONFIG_PATH_MAX];
+    char quarantine_dir[CONFIG_PATH_MAX];
+    char state_dir[CONFIG_PATH_MAX];
+    /* codec */
+    aurp_params codec;
+    /* devices and workers */
+    int gpus;                       /* 0 = CPU only */
+    int gpu_devices[CONFIG_MAX_GPUS]; /* explicit CUDA ordinals, ngpu_devices of them */
+    int ngpu_devices;
+    config_split split;
+    int cpu_workers;                /* -1 = auto */
+    int cpu_threads;                /* threads per CPU-encoded frame, -1 = auto */
+    int max_in_flight;              /* -1 = auto (number of workers) */
+    /* frame handling */
+    double budget_seconds;
+    bool verify;
+    int settle_ms;                  /* size unchanged this long => complete */
+    double stall_seconds;           /* incomplete and unchanged this long => broken */
+    double rescan_seconds;          /* periodic directory rescan */
+    double retry_max_seconds;       /* cap of the outbox-fault backoff */
+    double gpu_retry_seconds;       /* a failed GPU is tried again after this */
+    /* logging and status */
+    int log_level;                  /* syslog priority: LOG_ERR..LOG_DEBUG */
+    config_log_prefix log_prefix;
+    int latency_window;             /* frames in the STATUS latency window */
+} aurorad_config;
+
+void config_defaults(aurorad_config *c);
+
+/* Parses FILE into *c (defaults first).  On error returns -1 with
+ * "FILE:LINE:COL: reason" in err. */
+int config_load(const char *path, aurorad_config *c, char *err, size_t err_len);
+
+/* Same, from a string; name stands for the file in messages. */
+int config_parse_string(const char *text, size_t len, const char *name, aurorad_config *c,
+                        char *err, size_t err_len);
+
+
+const char *config_split_name(config_split s);
+
+#endif

@@ -1,0 +1,496 @@
+#include "worker.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aurp_gpu.h"
+#include "commit.h"
+#include "frame.h"
+#include "log.h"
+
+int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double ms_since(int64_t t0) { return (double)(mono_ns() - t0) / 1e6; }
+
+typedef struct jnode {
+    struct jnode *next;
+    job j;
+} jnode;
+
+typedef struct rnode {
+    struct rnode *next;
+    result r;
+} rnode;
+
+typedef struct {
+    pool *owner;
+    int index;
+    pthread_t thread;
+    aurp_gpu *gpu;           /* NULL: CPU worker */
+    char label[48];
+    int threads;             /* CPU threads for a CPU-coded frame */
+    int64_t gpu_down_until;  /* monotonic ns; 0 = in service */
+    int64_t gpu_backoff_ns;
+    int64_t busy_since;      /* 0 = idle (under pool mutex) */
+} worker;
+
+struct pool {
+    aurorad_config cfg;
+    void (*wake)(void *);
+    void *ud;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    jnode *jhead, *jtail;
+    rnode *rhead, *rtail;
+    bool quit;
+    int nworkers;
+    worker *w;
+};
+
+/* ---- one frame ------------------------------------------------------ */
+
+static void path_of(char *buf, size_t len, const char *dir, const char *name)
+{
+    snprintf(buf, len, "%s/%s", dir, name);
+}
+
+/* Moves the original to quarantine with a NAME.reason sidecar beside it. */
+static void quarantine(worker *wk, result *r, const char *why)
+{
+    const aurorad_config *c = &wk->owner->cfg;
+    char qname[JOB_NAME_MAX + 16], err[1024];
+    snprintf(qname, sizeof qname, "%s", r->j.name);
+    struct stat st;
+    for (int i = 1; i < 1000; i++) { /* never overwrite an earlier quarantined file */
+        char p[4096];
+        path_of(p, sizeof p, c->quarantine_dir, qname);
+        if (stat(p, &st) != 0) break;
+        snprintf(qname, sizeof qname, "%s.%d", r->j.name, i);
+    }
+    char sidecar_name[JOB_NAME_MAX + 32], text[4200];
+    snprintf(sidecar_name, sizeof sidecar_name, "%s.reason", qname);
+    int tl = snprintf(text, sizeof text, "%s\n", why);
+    /* sidecar first: a crash between the two leaves a harmless note, never
+     * a quarantined file without its reason */
+    if (commit_write_atomic(c->quarantine_dir, sidecar_name, text, (size_t)tl, err, sizeof err) ||
+        commit_move(c->incoming_dir, r->j.name, c->quarantine_dir, qname, err, sizeof err)) {
+        r->what = OUTCOME_RETRY;
+        r->err_no = errno;
+        snprintf(r->reason, sizeof r->reason, "cannot quarantine (%s): %s", why, err);
+        return;
+    }
+    r->what = OUTCOME_QUARANTINED;
+    snprintf(r->reason, sizeof r->reason, "%s", why);
+}
+
+/* Packs with this worker's GPU when it is in service, else on the CPU. */
+static aurp_status encode(worker *wk, const uint8_t *data, size_t len, const frame_layout *lay,
+                          uint8_t **out, size_t *out_len, result *r, aurp_error *err)
+{
+    const aurorad_config *c = &wk->owner->cfg;
+    int64_t now = mono_ns();
+    if (wk->gpu && now >= wk->gpu_down_until) {
+        bool fits = true;
+        for (int i = 0; i < lay->nregions; i++)
+            if (lay->regions[i].width > AURP_GPU_MAX_SIDE || lay->regions[i].height > AURP_GPU_MAX_SIDE)
+                fits = false;
+        if (fits) {
+            aurp_image_encoder enc = aurp_gpu_encoder(wk->gpu);
+            aurp_status s = frame_pack(data, len, lay, &c->codec, &enc, 1, out, out_len, err);
+            if (s == AURP_OK) {
+                snprintf(r->device, sizeof r->device, "%s", wk->label);
+                if (wk->gpu_down_until) {
+                    log_msg(LOG_NOTICE, "gpu_restored", "%s passed its retry on %s; back in service",
+                            wk->label, r->j.name);
+                    wk->gpu_down_until = 0;
+                    wk->gpu_backoff_ns = 0;
+                }
+                return s;
+            }
+            if (s != AURP_ERR_BACKEND) return s;
+            /* the device failed: this frame goes to the CPU, the device out
+             * of service until a later frame passes on it */
+            wk->gpu_backoff_ns = wk->gpu_backoff_ns ? wk->gpu_backoff_ns * 2
+                                                    : (int64_t)(c->gpu_retry_seconds * 1e9);
+            if (wk->gpu_backoff_ns > (int64_t)(c->gpu_retry_seconds * 1e9) * 16)
+                wk->gpu_backoff_ns = (int64_t)(c->gpu_retry_seconds * 1e9) * 16;
+            wk->gpu_down_until = mono_ns() + wk->gpu_backoff_ns;
+            r->gpu_fallback = true;
+            log_line l;
+            log_begin(&l, LOG_ERR, "gpu_failed");
+            log_str(&l, "device", wk->label);
+            log_str(&l, "file", r->j.name);
+            log_str(&l, "reason", err->msg);
+            log_num(&l, "retry_in_s", (double)wk->gpu_backoff_ns / 1e9, 1);
+            log_end(&l);
+        }
+    }
+    snprintf(r->device, sizeof r->device, "cpu");
+    return frame_pack(data, len, lay, &c->codec, NULL, wk->threads, out, out_len, err);
+}
+
+/* Unpacks packed and compares with the original bytes. */
+static bool same_as(const uint8_t *packed, size_t plen, const uint8_t *orig, size_t olen,
+                    int threads, char *why, size_t why_len)
+{
+    uint8_t *back = NULL;
+    size_t blen = 0;
+    aurp_error e = {{0}};
+    aurp_status s = frame_unpack(packed, plen, threads, &back, &blen, &e);
+    bool ok = s == AURP_OK && blen == olen && memcmp(back, orig, olen) == 0;
+    if (!ok) {
+        if (s != AURP_OK) snprintf(why, why_len, "decode failed: %s: %s", aurp_status_name(s), e.msg);
+        else snprintf(why, why_len, "decoded %zu bytes differ from the %zu-byte original", blen, olen);
+    }
+    free(back);
+    return ok;
+}
+
+static void process(worker *wk, result *r)
+{
+    const aurorad_config *c = &wk->owner->cfg;
+    char path[4096], err[1024], outname[JOB_NAME_MAX + 8];
+    int64_t t0 = mono_ns();
+    r->wait_ms = (double)(t0 - r->j.t_complete_ns) / 1e6;
+    snprintf(r->device, sizeof r->device, "%s", wk->gpu ? wk->label : "cpu");
+    path_of(path, sizeof path, c->incoming_dir, r->j.name);
+    snprintf(outname, sizeof outname, "%s%s", r->j.name, AURP_EXTENSION);
+
+    uint8_t *data = NULL, *packed = NULL;
+    size_t len = 0, plen = 0;
+    if (commit_read_file(path, &data, &len, err, sizeof err)) {
+        r->what = errno == ENOENT ? OUTCOME_VANISHED : OUTCOME_RETRY;
+        r->err_no = errno;
+        snprintf(r->reason, sizeof r->reason, "%s", err);
+        return;
+    }
+    r->bytes_in = len;
+    r->read_ms = ms_since(t0);
+
+    /* A restart after kill -9 between commit and release: the outbox copy
+     * is durable; check it and finish the release instead of coding again. */
+    char outpath[4096];
+    path_of(outpath, sizeof outpath, c->outbox_dir, outname);
+    struct stat st;
+    if (stat(outpath, &st) == 0) {
+        int64_t tv = mono_ns();
+        if (commit_read_file(outpath, &packed, &plen, err, sizeof err) == 0 &&
+            same_as(packed, plen, data, len, wk->threads, err, sizeof err)) {
+            r->verify_ms = ms_since(tv);
+            r->bytes_out = plen;
+            int64_t tw = mono_ns();
+            if (commit_release(c->incoming_dir, r->j.name, c->done_dir, err, sizeof err)) {
+                r->what = OUTCOME_RETRY;
+                r->err_no = errno;
+                snprintf(r->reason, sizeof r->reason, "%s", err);
+            } else {
+                r->what = OUTCOME_RECOVERED;
+            }
+            r->release_ms = ms_since(tw);
+            r->latency_ms = (double)(mono_ns() - r->j.t_complete_ns) / 1e6;
+            snprintf(r->device, sizeof r->device, "none");
+        } else {
+            char why[2200];
+            snprintf(why, sizeof why, "the outbox already holds a different %s (%s)", outname, err);
+            quarantine(wk, r, why);
+        }
+        free(packed);
+        free(data);
+        return;
+    }
+
+    frame_layout lay;
+    frame_layout_of(data, len, &lay);
+    if (lay.kind != FRAME_FITS_IMAGE) {
+        char why[400];
+        snprintf(why, sizeof why, "%s: %s", lay.kind == FRAME_NOT_FITS ? "not a valid FITS file"
+                                                                      : "unsupported FITS file",
+                 lay.why[0] ? lay.why : (r->j.suspect ? r->j.suspect_why : "no reason given"));
+        free(data);
+        quarantine(wk, r, why);
+        return;
+    }
+    for (int i = 0; i < lay.nregions; i++)
+        r->pixels += (uint64_t)lay.regions[i].width * lay.regions[i].height;
+
+    int64_t te = mono_ns();
+    aurp_error e = {{0}};
+    aurp_status s = encode(wk, data, len, &lay, &packed, &plen, r, &e);
+    r->encode_ms = ms_since(te);
+    if (s != AURP_OK) {
+        char why[400];
+        snprintf(why, sizeof why, "cannot be packed: %s: %s", aurp_status_name(s), e.msg);
+        free(data);
+        quarantine(wk, r, why);
+        return;
+    }
+    if (c->verify) {
+        int64_t tv = mono_ns();
+        bool ok = same_as(packed, plen, data, len, wk->threads, err, sizeof err);
+        if (!ok && strcmp(r->device, "cpu") != 0) {
+            /* a GPU that writes wrong bytes is a failed GPU */
+            log_msg(LOG_ERR, "gpu_failed", "%s: %s packed by %s does not verify (%s); redone on the CPU",
+                    r->j.name, outname, r->device, err);
+            wk->gpu_backoff_ns = (int64_t)(c->gpu_retry_seconds * 1e9);
+            wk->gpu_down_until = mono_ns() + wk->gpu_backoff_ns;
+            r->gpu_fallback = true;
+            free(packed);
+            packed = NULL;
+            snprintf(r->device, sizeof r->device, "cpu");
+            s = frame_pack(data, len, &lay, &c->codec, NULL, wk->threads, &packed, &plen, &e);
+            ok = s == AURP_OK && same_as(packed, plen, data, len, wk->threads, err, sizeof err);
+        }
+        r->verify_ms = ms_since(tv);
+        if (!ok) {
+            char why[2200];
+            snprintf(why, sizeof why, "packed copy does not verify: %s", err);
+            free(packed);
+            free(data);
+            quarantine(wk, r, why);
+            return;
+        }
+    }
+    free(data);
+    r->bytes_out = plen;
+
+    int64_t tw = mono_ns();
+    int rc = commit_write_atomic(c->outbox_dir, outname, packed, plen, err, sizeof err);
+    r->write_ms = ms_since(tw);
+    free(packed);
+    if (rc) {
+        r->what = OUTCOME_RETRY;
+        r->err_no = errno;
+        snprintf(r->reason, sizeof r->reason, "%s", err);
+        return;
+    }
+    r->latency_ms = (double)(mono_ns() - r->j.t_complete_ns) / 1e6;
+    int64_t tr = mono_ns();
+    if (commit_release(c->incoming_dir, r->j.name, c->done_dir, err, sizeof err)) {
+        /* the packed copy is durable; the next attempt finds it and releases */
+        r->what = OUTCOME_RETRY;
+        r->err_no = errno;
+        snprintf(r->reason, sizeof r->reason, "%s", err);
+        return;
+    }
+    r->release_ms = ms_since(tr);
+    r->what = OUTCOME_COMMITTED;
+}
+
+/* ---- threads -------------------------------------------------------- */
+
+static void *worker_main(void *arg)
+{
+    worker *wk = arg;
+    pool *p = wk->owner;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->jhead && !p->quit) pthread_cond_wait(&p->cv, &p->mu);
+        if (!p->jhead) {
+            pthread_mutex_unlock(&p->mu);
+            return NULL;
+        }
+        jnode *n = p->jhead;
+        p->jhead = n->next;
+        if (!p->jhead) p->jtail = NULL;
+        wk->busy_since = mono_ns();
+        pthread_mutex_unlock(&p->mu);
+
+        rnode *rn = calloc(1, sizeof *rn);
+        if (!rn) abort(); /* cannot report; systemd restarts us and nothing is lost */
+        rn->r.j = n->j;
+        rn->r.worker = wk->index;
+        free(n);
+        process(wk, &rn->r);
+
+        pthread_mutex_lock(&p->mu);
+        wk->busy_since = 0;
+        if (p->rtail) p->rtail->next = rn;
+        else p->rhead = rn;
+        p->rtail = rn;
+        pthread_mutex_unlock(&p->mu);
+        p->wake(p->ud);
+    }
+}
+
+static int cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Opens the GPU handles the configuration asks for; returns how many
+ * workers they make (0: CPU fallback, with a warning). */
+static int open_gpus(const aurorad_config *c, aurp_gpu **handles)
+{
+    if (c->gpus == 0) return 0;
+    char why[256] = "";
+    int have = aurp_gpu_count(why, sizeof why);
+    int want = c->gpus;
+    int devs[CONFIG_MAX_GPUS];
+    int n = 0;
+    for (int i = 0; i < want; i++) {
+        int d = c->ngpu_devices ? c->gpu_devices[i] : i;
+        if (d < have) devs[n++] = d;
+    }
+    if (n < want) {
+        log_line l;
+        log_begin(&l, LOG_WARNING, n ? "gpu_missing" : "gpu_none");
+        log_int(&l, "wanted", want);
+        log_int(&l, "found", have);
+        log_str(&l, "reason", have ? "fewer devices than configured" : why);
+        log_str(&l, "fallback", n ? "fewer GPUs" : "cpu");
+        log_end(&l);
+    }
+    if (n == 0) return 0;
+    int nh = 0;
+    int groups = c->split == SPLIT_COLUMNS ? 1 : n;
+    for (int g = 0; g < groups; g++) {
+        aurp_error e = {{0}};
+        const int *d = c->split == SPLIT_COLUMNS ? devs : &devs[g];
+        int nd = c->split == SPLIT_COLUMNS ? n : 1;
+        aurp_gpu *h = NULL;
+        if (aurp_gpu_open(d, nd, AURP_GPU_MAX_SIDE, AURP_GPU_MAX_SIDE, &h, &e) != AURP_OK) {
+            log_msg(LOG_WARNING, "gpu_open_failed", "device %d%s: %s; using the CPU instead", d[0],
+                    nd > 1 ? " and others" : "", e.msg);
+            continue;
+        }
+        handles[nh++] = h;
+    }
+    return nh;
+}
+
+pool *pool_start(const aurorad_config *cfg, void (*wake)(void *), void *ud)
+{
+    pool *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->cfg = *cfg;
+    p->wake = wake;
+    p->ud = ud;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    aurp_gpu *handles[CONFIG_MAX_GPUS];
+    int ngpu = open_gpus(cfg, handles);
+    int ncpu = cfg->cpu_workers >= 0 ? cfg->cpu_workers : (ngpu ? 0 : cpu_count());
+    if (ngpu + ncpu == 0) ncpu = 1; /* gpus wanted, none found, cpu_workers: 0 */
+    int cpu_threads = cfg->cpu_threads > 0 ? cfg->cpu_threads
+                                           : (ncpu ? (cpu_count() + ncpu - 1) / ncpu : cpu_count());
+    if (cpu_threads < 1) cpu_threads = 1;
+    p->nworkers = ngpu + ncpu;
+    p->w = calloc((size_t)p->nworkers, sizeof *p->w);
+    if (!p->w) abort();
+    for (int i = 0; i < p->nworkers; i++) {
+        worker *wk = &p->w[i];
+        wk->owner = p;
+        wk->index = i;
+        wk->threads = cpu_threads;
+        if (i < ngpu) {
+            wk->gpu = handles[i];
+            snprintf(wk->label, sizeof wk->label, "%s", aurp_gpu_label(wk->gpu));
+        } else {
+            snprintf(wk->label, sizeof wk->label, "cpu");
+        }
+    }
+    for (int i = 0; i < p->nworkers; i++)
+        if (pthread_create(&p->w[i].thread, NULL, worker_main, &p->w[i]) != 0) abort();
+    return p;
+}
+
+int pool_workers(const pool *p) { return p->nworkers; }
+
+void pool_describe(pool *p, char *buf, size_t len)
+{
+    size_t o = 0;
+    int ncpu = 0;
+    buf[0] = 0;
+    pthread_mutex_lock(&p->mu);
+    int64_t now = mono_ns();
+    for (int i = 0; i < p->nworkers; i++) {
+        worker *wk = &p->w[i];
+        if (!wk->gpu) {
+            ncpu++;
+            continue;
+        }
+        int n = snprintf(buf + o, len - o, "%s%s%s", o ? ", " : "", wk->label,
+                         now < wk->gpu_down_until ? " (out of service)" : "");
+        if (n > 0 && (size_t)n < len - o) o += (size_t)n;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (ncpu) snprintf(buf + o, len - o, "%scpu x%d (%d threads each)", o ? ", " : "", ncpu,
+                       p->w[p->nworkers - 1].threads);
+}
+
+void pool_submit(pool *p, const job *j)
+{
+    jnode *n = calloc(1, sizeof *n);
+    if (!n) abort();
+    n->j = *j;
+    pthread_mutex_lock(&p->mu);
+    if (p->jtail) p->jtail->next = n;
+    else p->jhead = n;
+    p->jtail = n;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+bool pool_take_result(pool *p, result *r)
+{
+    pthread_mutex_lock(&p->mu);
+    rnode *n = p->rhead;
+    if (n) {
+        p->rhead = n->next;
+        if (!p->rhead) p->rtail = NULL;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (!n) return false;
+    *r = n->r;
+    free(n);
+    return true;
+}
+
+bool pool_healthy(pool *p, int64_t stuck_ns)
+{
+    bool ok = true;
+    pthread_mutex_lock(&p->mu);
+    int64_t now = mono_ns();
+    for (int i = 0; i < p->nworkers; i++)
+        if (p->w[i].busy_since && now - p->w[i].busy_since > stuck_ns) ok = false;
+    pthread_mutex_unlock(&p->mu);
+    return ok;
+}
+
+void pool_stop(pool *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->quit = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nworkers; i++) pthread_join(p->w[i].thread, NULL);
+    for (int i = 0; i < p->nworkers; i++)
+        if (p->w[i].gpu) aurp_gpu_close(p->w[i].gpu);
+    while (p->rhead) {
+        rnode *n = p->rhead;
+        p->rhead = n->next;
+        free(n);
+    }
+    while (p->jhead) {
+        jnode *n = p->jhead;
+        p->jhead = n->next;
+        free(n);
+    }
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->w);
+    free(p);
+}

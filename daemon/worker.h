@@ -1,0 +1,73 @@
+/* aurorad workers: threads that take frames from disk to the outbox.
+ *
+ * One worker per GPU handle (split: columns = one handle over every device;
+ * split: frames = one handle per device) and cpu_workers CPU workers.  A job
+ * is only a file name: the worker reads the file, packs it (frame/), verifies
+ * it, commits it (commit.c) and reports a result to the loop thread through
+ * the wake callback.  The loop never blocks on a worker, and a worker never
+ * touches the loop's data.
+ */
+#ifndef AURORAD_WORKER_H
+#define AURORAD_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#define JOB_NAME_MAX 256
+
+typedef struct {
+    char name[JOB_NAME_MAX];
+    int64_t t_complete_ns; /* monotonic: when the frame was complete on disk */
+    bool backlog;
+    bool suspect;          /* the loop thinks it is broken (not FITS, stalled) */
+    char suspect_why[200];
+} job;
+
+typedef enum {
+    OUTCOME_COMMITTED = 0,  /* packed copy in the outbox, original released */
+    OUTCOME_RECOVERED,      /* outbox copy existed (restart), verified, original released */
+    OUTCOME_QUARANTINED,    /* broken or unsupported: moved to quarantine_dir */
+    OUTCOME_RETRY,          /* outbox or directory fault: original kept, try later */
+    OUTCOME_VANISHED,       /* the file disappeared before it was read */
+} outcome;
+
+typedef struct {
+    job j;
+    outcome what;
+    int worker;
+    char device[48];
+    uint64_t bytes_in, bytes_out, pixels;
+    double wait_ms, read_ms, encode_ms, verify_ms, write_ms, release_ms, latency_ms;
+    int err_no;          /* RETRY: errno of the fault */
+    bool gpu_fallback;   /* a GPU failed on this frame; it was redone on the CPU */
+    char reason[4096];   /* QUARANTINED / RETRY / gpu failure: why */
+} result;
+
+typedef struct pool pool;
+
+/* Starts the workers.  wake(ud) is called from a worker thread whenever a
+ * result is ready (uv_async_send).  Logs which devices it found. */
+pool *pool_start(const aurorad_config *cfg, void (*wake)(void *), void *ud);
+
+int pool_workers(const pool *p);
+/* "gpu:0+1, cpu x2" style description of the devices in use. */
+void pool_describe(pool *p, char *buf, size_t len);
+
+/* Queues a job (never blocks; the loop bounds the number in flight). */
+void pool_submit(pool *p, const job *j);
+
+/* Takes one finished result; false when none. */
+bool pool_take_result(pool *p, result *r);
+
+/* True when no worker has been on one frame longer than stuck_ns. */
+bool pool_healthy(pool *p, int64_t stuck_ns);
+
+/* Finishes queued and running jobs, joins the threads, closes the GPUs.
+ * Results not yet taken are freed. */
+void pool_stop(pool *p);
+
+int64_t mono_ns(void);
+
+#endif

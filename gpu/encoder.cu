@@ -1,0 +1,446 @@
+/* The GPU image encoder (gpu/aurp_gpu.h): host-side orchestration.
+ *
+ * One frame on G devices (column split, paper section 4.4):
+ *   every device   pinned frame -> device, unpack, lag sums and residuals of
+ *                  its band [c0, c1) (its sums start N+M-1 columns left of
+ *                  c0, the halo its windows reach); a device g > 0 sends its
+ *                  band of residuals to device 0 (peer copy);
+ *   device 0       histogram -> host; the host builds the plan with the
+ *                  core's aurp_plan_build (tiny, and the one definition of
+ *                  T-, T+ and the frequencies); device 0 rANS-codes the
+ *                  segments and assembles segment lengths, segments and
+ *                  escapes; -> host; aurp_stream_write adds header and table.
+ * All buffers are allocated in aurp_gpu_open for the largest frame and reused.
+ * Every CUDA error becomes AURP_ERR_BACKEND naming the device and the call. */
+#include "aurp_gpu.h"
+#include "gpu_kernels.h"
+#include "imgstream.h"
+#include "predict.h"
+
+#include <cuda_runtime.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct gpu_device {
+    int ordinal;
+    cudaStream_t stream;
+    cudaEvent_t band_done;
+    uint8_t *be;       /* frame as given, big-endian */
+    uint16_t *x;       /* u = bits ^ 0x8000 */
+    uint64_t *lag;     /* [N+1][H][span] lag sums of this band */
+    int32_t *e_band;   /* g > 0: residuals of the band, [H][c1-c0] */
+    size_t lag_cap;    /* elements */
+    size_t band_cap;   /* elements */
+};
+
+struct aurp_gpu {
+    int ndev;
+    struct gpu_device dev[AURP_GPU_MAX_DEVICES];
+    uint32_t max_w, max_h;
+    size_t max_px;
+    uint32_t max_seg;
+    char label[8 * AURP_GPU_MAX_DEVICES];
+    /* pinned host */
+    uint8_t *h_in;      /* frame staging (the caller may fill it directly) */
+    uint32_t *h_hist;   /* [AURP_GPU_HIST_BINS] */
+    uint32_t *h_table;  /* freq[nsym] then cum[nsym + 1] */
+    uint64_t *h_totals; /* [2] */
+    uint8_t *h_body;    /* seg lengths | segments | escapes */
+    size_t body_cap;
+    uint64_t *hist64;   /* malloc: the plan's input */
+    /* device 0 */
+    int32_t *d_e;       /* residuals of the whole frame */
+    uint32_t *d_hist, *d_table;
+    uint8_t *d_scratch, *d_body;
+    size_t slot;
+    uint32_t *d_seg; /* seg_len | seg_esc | seg_off | esc_off, max_seg each */
+    uint64_t *d_totals;
+    /* stage timing on device 0 (aurp_gpu_profile) */
+    int profile;
+    cudaEvent_t ev[AURP_GPU_STAGES + 1];
+    double host_plan_ms;
+    double stage_ms[AURP_GPU_STAGES];
+};
+
+#define MARK(i) do { if (g->profile) cudaEventRecord(g->ev[i], g->dev[0].stream); } while (0)
+
+static aurp_status fail(aurp_error *err, aurp_status s, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+#define CK(dev, call)                                                                          \
+    do {                                                                                       \
+        cudaError_t rc_ = (call);                                                              \
+        if (rc_ != cudaSuccess)                                                                \
+            return fail(err, AURP_ERR_BACKEND, "gpu:%d: %s: %s", (dev), #call,                 \
+                        cudaGetErrorString(rc_));                                              \
+    } while (0)
+
+extern "C" int aurp_gpu_count(char *why, size_t why_len)
+{
+    int n = 0;
+    cudaError_t rc = cudaGetDeviceCount(&n);
+    if (rc != cudaSuccess) {
+        if (why && why_len) snprintf(why, why_len, "no usable CUDA device: %s", cudaGetErrorString(rc));
+        cudaGetLastError();
+        return 0;
+    }
+    if (n == 0 && why && why_len) snprintf(why, why_len, "the CUDA driver reports no device");
+    return n;
+}
+
+/* Band of device g of G over W columns: [W*g/G, W*(g+1)/G). */
+static void band_of(uint32_t W, int g, int G, uint32_t *c0, uint32_t *c1)
+{
+    *c0 = (uint32_t)((uint64_t)W * (uint64_t)g / (uint64_t)G);
+    *c1 = (uint32_t)((uint64_t)W * (uint64_t)(g + 1) / (uint64_t)G);
+}
+
+static const uint32_t max_halo = AURP_MAX_ORDER + AURP_MAX_EQUATIONS - 1;
+
+static size_t nseg_of(size_t px) { return (px + ((size_t)1 << AURP_SEG_LOG2) - 1) >> AURP_SEG_LOG2; }
+
+extern "C" aurp_status aurp_gpu_open(const int *devices, int ndevices, uint32_t max_width,
+                                     uint32_t max_height, aurp_gpu **out, aurp_error *err)
+{
+    *out = NULL;
+    if (ndevices < 1 || ndevices > AURP_GPU_MAX_DEVICES)
+        return fail(err, AURP_ERR_PARAM, "gpu: %d devices requested, 1..%d supported", ndevices,
+                    AURP_GPU_MAX_DEVICES);
+    if (max_width < 1 || max_height < 1 || max_width > AURP_GPU_MAX_SIDE || max_height > AURP_GPU_MAX_SIDE)
+        return fail(err, AURP_ERR_PARAM, "gpu: frame limit %ux%u outside 1..%d per side", max_width,
+                    max_height, AURP_GPU_MAX_SIDE);
+    char why[160];
+    int have = aurp_gpu_count(why, sizeof why);
+    if (have == 0) return fail(err, AURP_ERR_BACKEND, "gpu: %s", why);
+    for (int i = 0; i < ndevices; i++) {
+        if (devices[i] < 0 || devices[i] >= have)
+            return fail(err, AURP_ERR_PARAM, "gpu: device %d does not exist (%d present)", devices[i], have);
+        for (int j = 0; j < i; j++)
+            if (devices[j] == devices[i])
+                return fail(err, AURP_ERR_PARAM, "gpu: device %d named twice", devices[i]);
+    }
+    aurp_gpu *g = (aurp_gpu *)calloc(1, sizeof *g);
+    if (!g) return fail(err, AURP_ERR_NOMEM, "gpu: out of memory");
+    g->ndev = ndevices;
+    g->max_w = max_width;
+    g->max_h = max_height;
+    g->max_px = (size_t)max_width * max_height;
+    g->max_seg = (uint32_t)nseg_of(g->max_px);
+    size_t off = 0;
+    off += (size_t)snprintf(g->label, sizeof g->label, "gpu:");
+    for (int i = 0; i < ndevices && off < sizeof g->label; i++)
+        off += (size_t)snprintf(g->label + off, sizeof g->label - off, i ? "+%d" : "%d", devices[i]);
+    aurp_status st = AURP_OK;
+    *out = g; /* from here on, aurp_gpu_close frees whatever was made */
+#define OPEN_CK(dev, call)                                                                     \
+    do {                                                                                       \
+        cudaError_t rc_ = (call);                                                              \
+        if (rc_ != cudaSuccess) {                                                              \
+            st = fail(err, AURP_ERR_BACKEND, "gpu:%d: %s: %s", (dev), #call,                   \
+                      cudaGetErrorString(rc_));                                                \
+            goto fail_open;                                                                    \
+        }                                                                                      \
+    } while (0)
+    for (int i = 0; i < ndevices; i++) {
+        struct gpu_device *d = &g->dev[i];
+        d->ordinal = devices[i];
+        OPEN_CK(d->ordinal, cudaSetDevice(d->ordinal));
+        OPEN_CK(d->ordinal, cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
+        OPEN_CK(d->ordinal, cudaEventCreateWithFlags(&d->band_done, cudaEventDisableTiming));
+        uint32_t c0, c1, widest = 0;
+        for (int b = 0; b < ndevices; b++) {
+            band_of(max_width, b, ndevices, &c0, &c1);
+            if (c1 - c0 > widest) widest = c1 - c0;
+        }
+        widest += 1; /* a narrower frame's band can be one column wider */
+        size_t span = widest + max_halo;
+        if (span > max_width) span = max_width;
+        d->lag_cap = (size_t)(AURP_MAX_ORDER + 1) * max_height * span;
+        d->band_cap = (size_t)max_height * widest;
+        OPEN_CK(d->ordinal, cudaMalloc((void **)&d->be, 2 * g->max_px));
+        OPEN_CK(d->ordinal, cudaMalloc((void **)&d->x, 2 * g->max_px));
+        OPEN_CK(d->ordinal, cudaMalloc((void **)&d->lag, d->lag_cap * sizeof(uint64_t)));
+        if (i > 0) {
+            OPEN_CK(d->ordinal, cudaMalloc((void **)&d->e_band, d->band_cap * sizeof(int32_t)));
+            int can = 0;
+            if (cudaDeviceCanAccessPeer(&can, d->ordinal, devices[0]) == cudaSuccess && can) {
+                cudaError_t rc = cudaDeviceEnablePeerAccess(devices[0], 0);
+                if (rc != cudaSuccess && rc != cudaErrorPeerAccessAlreadyEnabled)
+                    OPEN_CK(d->ordinal, rc);
+                cudaGetLastError();
+            }
+        }
+    }
+    {
+        int d0 = devices[0];
+        OPEN_CK(d0, cudaSetDevice(d0));
+        g->slot = 4 + 3 * ((size_t)1 << AURP_SEG_LOG2);
+        g->body_cap = 4 * (size_t)g->max_seg + g->slot * g->max_seg + 2 * g->max_px;
+        OPEN_CK(d0, cudaMalloc((void **)&g->d_e, 4 * g->max_px));
+        OPEN_CK(d0, cudaMalloc((void **)&g->d_hist, 4 * (size_t)AURP_GPU_HIST_BINS));
+        OPEN_CK(d0, cudaMalloc((void **)&g->d_table, 4 * (2 * (size_t)AURP_GPU_HIST_BINS + 4)));
+        OPEN_CK(d0, cudaMalloc((void **)&g->d_scratch, g->slot * g->max_seg));
+        OPEN_CK(d0, cudaMalloc((void **)&g->d_body, g->body_cap));
+        OPEN_CK(d0, cudaMalloc((void **)&g->d_seg, 16 * (size_t)g->max_seg));
+        OPEN_CK(d0, cudaMalloc((void **)&g->d_totals, 2 * sizeof(uint64_t)));
+        for (int i = 0; i <= AURP_GPU_STAGES; i++) OPEN_CK(d0, cudaEventCreate(&g->ev[i]));
+        for (int i = 1; i < ndevices; i++) {
+            int can = 0;
+            if (cudaDeviceCanAccessPeer(&can, d0, devices[i]) == cudaSuccess && can) {
+                cudaError_t rc = cudaDeviceEnablePeerAccess(devices[i], 0);
+                if (rc != cudaSuccess && rc != cudaErrorPeerAccessAlreadyEnabled)
+                    OPEN_CK(d0, rc);
+                cudaGetLastError();
+            }
+        }
+        OPEN_CK(d0, cudaHostAlloc((void **)&g->h_in, 2 * g->max_px, cudaHostAllocPortable));
+        OPEN_CK(d0, cudaHostAlloc((void **)&g->h_hist, 4 * (size_t)AURP_GPU_HIST_BINS, cudaHostAllocPortable));
+        OPEN_CK(d0, cudaHostAlloc((void **)&g->h_table, 4 * (2 * (size_t)AURP_GPU_HIST_BINS + 4),
+                                  cudaHostAllocPortable));
+        OPEN_CK(d0, cudaHostAlloc((void **)&g->h_totals, 2 * sizeof(uint64_t), cudaHostAllocPortable));
+        OPEN_CK(d0, cudaHostAlloc((void **)&g->h_body, g->body_cap, cudaHostAllocPortable));
+    }
+    g->hist64 = (uint64_t *)malloc(sizeof(uint64_t) * AURP_GPU_HIST_BINS);
+    if (!g->hist64) {
+        st = fail(err, AURP_ERR_NOMEM, "gpu: out of memory");
+        goto fail_open;
+    }
+    return AURP_OK;
+fail_open:
+    aurp_gpu_close(g);
+    *out = NULL;
+    return st;
+#undef OPEN_CK
+}
+
+extern "C" uint8_t *aurp_gpu_host_buffer(aurp_gpu *g, size_t *cap)
+{
+    if (cap) *cap = g ? 2 * g->max_px : 0;
+    return g ? g->h_in : NULL;
+}
+
+static aurp_status check_params(const aurp_params *p, aurp_error *err)
+{
+    if (!p) return fail(err, AURP_ERR_PARAM, "gpu: no parameters");
+    if (p->profile != AURP_PROFILE_PAPER)
+        return fail(err, AURP_ERR_PARAM, "gpu: profile %d not supported (only 1, paper)", p->profile);
+    if (p->order < 1 || p->order > AURP_MAX_ORDER)
+        return fail(err, AURP_ERR_PARAM, "gpu: order N=%d outside 1..%d", p->order, AURP_MAX_ORDER);
+    if (p->equations < 1 || p->equations > AURP_MAX_EQUATIONS)
+        return fail(err, AURP_ERR_PARAM, "gpu: equations M=%d outside 1..%d", p->equations,
+                    AURP_MAX_EQUATIONS);
+    if (p->threshold < 0) return fail(err, AURP_ERR_PARAM, "gpu: threshold T=%d < 0", p->threshold);
+    return AURP_OK;
+}
+
+extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_t W, uint32_t H,
+                                       const aurp_params *p, uint8_t *out, size_t cap,
+                                       size_t *out_len, aurp_error *err)
+{
+    *out_len = 0;
+    if (!g) return fail(err, AURP_ERR_PARAM, "gpu: no handle");
+    aurp_status st = check_params(p, err);
+    if (st != AURP_OK) return st;
+    if (W < 1 || H < 1 || W > g->max_w || H > g->max_h)
+        return fail(err, AURP_ERR_PARAM, "%s: frame %ux%u outside the opened limit 1..%ux1..%u",
+                    g->label, W, H, g->max_w, g->max_h);
+    const size_t px = (size_t)W * H;
+    const int N = p->order, M = p->equations;
+    const int G = g->ndev;
+    const int d0 = g->dev[0].ordinal;
+    if (be16 != g->h_in) memcpy(g->h_in, be16, 2 * px);
+
+    /* every device: its band of residuals */
+    for (int i = 0; i < G; i++) {
+        struct gpu_device *d = &g->dev[i];
+        uint32_t c0, c1;
+        band_of(W, i, G, &c0, &c1);
+        CK(d->ordinal, cudaSetDevice(d->ordinal));
+        if (i == 0) MARK(0);
+        if (c1 > c0) {
+            uint32_t lo = c0 > (uint32_t)(N + M - 1) ? c0 - (uint32_t)(N + M - 1) : 0;
+            size_t need = (size_t)(N + 1) * H * (c1 - lo);
+            if (need > d->lag_cap || (i > 0 && (size_t)H * (c1 - c0) > d->band_cap))
+                return fail(err, AURP_ERR_BACKEND, "gpu:%d: band buffers too small (internal)", d->ordinal);
+            CK(d->ordinal, cudaMemcpyAsync(d->be, g->h_in, 2 * px, cudaMemcpyHostToDevice, d->stream));
+            if (i == 0) MARK(1);
+            CK(d->ordinal, gpu_unpack(d->be, d->x, px, d->stream));
+            CK(d->ordinal, gpu_lag_sums(d->x, W, H, lo, c1, N, d->lag, d->stream));
+            if (i == 0) MARK(2);
+            if (i == 0) {
+                CK(d->ordinal, gpu_predict(d->x, W, H, d->lag, lo, c0, c1, N, M, g->d_e, W, 0, d->stream));
+            } else {
+                CK(d->ordinal, gpu_predict(d->x, W, H, d->lag, lo, c0, c1, N, M, d->e_band, c1 - c0, c0,
+                                           d->stream));
+                cudaMemcpy3DPeerParms cp;
+                memset(&cp, 0, sizeof cp);
+                cp.srcPtr = make_cudaPitchedPtr(d->e_band, 4 * (size_t)(c1 - c0), 4 * (size_t)(c1 - c0), H);
+                cp.srcDevice = d->ordinal;
+                cp.dstPtr = make_cudaPitchedPtr(g->d_e + c0, 4 * (size_t)W, 4 * (size_t)(c1 - c0), H);
+                cp.dstDevice = d0;
+                cp.extent = make_cudaExtent(4 * (size_t)(c1 - c0), H, 1);
+                CK(d->ordinal, cudaMemcpy3DPeerAsync(&cp, d->stream));
+            }
+        } else if (i == 0) {
+            /* device 0 always holds the frame: escapes are pixel values */
+            CK(d->ordinal, cudaMemcpyAsync(d->be, g->h_in, 2 * px, cudaMemcpyHostToDevice, d->stream));
+            CK(d->ordinal, gpu_unpack(d->be, d->x, px, d->stream));
+        }
+        CK(d->ordinal, cudaEventRecord(d->band_done, d->stream));
+    }
+
+    /* device 0: histogram -> plan on the host */
+    struct gpu_device *z = &g->dev[0];
+    CK(d0, cudaSetDevice(d0));
+    for (int i = 1; i < G; i++) CK(d0, cudaStreamWaitEvent(z->stream, g->dev[i].band_done, 0));
+    MARK(3);
+    CK(d0, cudaMemsetAsync(g->d_hist, 0, 4 * (size_t)AURP_GPU_HIST_BINS, z->stream));
+    CK(d0, gpu_histogram(g->d_e, px, g->d_hist, z->stream));
+    CK(d0, cudaMemcpyAsync(g->h_hist, g->d_hist, 4 * (size_t)AURP_GPU_HIST_BINS, cudaMemcpyDeviceToHost,
+                           z->stream));
+    MARK(4);
+    CK(d0, cudaStreamSynchronize(z->stream));
+    struct timespec tp0, tp1;
+    clock_gettime(CLOCK_MONOTONIC, &tp0);
+    for (int i = 0; i < AURP_GPU_HIST_BINS; i++) g->hist64[i] = g->h_hist[i];
+    aurp_plan plan;
+    st = aurp_plan_build(g->hist64, p->threshold, &plan);
+    if (st != AURP_OK) return fail(err, st, "%s: cannot build the coding plan", g->label);
+
+    /* device 0: segments, escapes -> host */
+    clock_gettime(CLOCK_MONOTONIC, &tp1);
+    g->host_plan_ms = (double)(tp1.tv_sec - tp0.tv_sec) * 1e3 + (double)(tp1.tv_nsec - tp0.tv_nsec) * 1e-6;
+    memcpy(g->h_table, plan.freq, 4 * (size_t)plan.nsym);
+    memcpy(g->h_table + plan.nsym, plan.cum, 4 * ((size_t)plan.nsym + 1));
+    const uint32_t nseg = (uint32_t)nseg_of(px);
+    gpu_code_args a;
+    memset(&a, 0, sizeof a);
+    a.e = g->d_e;
+    a.x = z->x;
+    a.count = px;
+    a.t_lo = plan.t_lo;
+    a.t_hi = plan.t_hi;
+    a.esc_sym = plan.nsym - 1;
+    a.freq = g->d_table;
+    a.cum = g->d_table + plan.nsym;
+    a.prob_bits = AURP_PROB_BITS;
+    a.seg_log2 = AURP_SEG_LOG2;
+    a.nseg = nseg;
+    a.scratch = g->d_scratch;
+    a.slot = g->slot;
+    a.seg_len = g->d_seg;
+    a.seg_esc = g->d_seg + g->max_seg;
+    a.seg_off = g->d_seg + 2 * (size_t)g->max_seg;
+    a.esc_off = g->d_seg + 3 * (size_t)g->max_seg;
+    a.totals = g->d_totals;
+    a.body = g->d_body;
+    cudaError_t rc = cudaMemcpyAsync(g->d_table, g->h_table, 4 * (2 * (size_t)plan.nsym + 1),
+                                     cudaMemcpyHostToDevice, z->stream);
+    MARK(5);
+    if (rc == cudaSuccess) rc = gpu_code_segments(&a, z->stream);
+    MARK(6);
+    if (rc == cudaSuccess)
+        rc = cudaMemcpyAsync(g->h_totals, g->d_totals, 2 * sizeof(uint64_t), cudaMemcpyDeviceToHost, z->stream);
+    if (rc == cudaSuccess) rc = cudaStreamSynchronize(z->stream);
+    size_t seg_bytes = rc == cudaSuccess ? g->h_totals[0] : 0;
+    size_t body = 4 * (size_t)nseg + seg_bytes + 2 * (rc == cudaSuccess ? g->h_totals[1] : 0);
+    if (rc == cudaSuccess && (g->h_totals[1] != plan.escapes || body > g->body_cap)) {
+        aurp_plan_free(&plan);
+        return fail(err, AURP_ERR_BACKEND, "%s: segment coding disagrees with the plan (internal)", g->label);
+    }
+    if (rc == cudaSuccess) rc = cudaMemcpyAsync(g->h_body, g->d_body, body, cudaMemcpyDeviceToHost, z->stream);
+    MARK(7);
+    if (rc == cudaSuccess) rc = cudaStreamSynchronize(z->stream);
+    if (rc == cudaSuccess && g->profile)
+        for (int i = 0; i < AURP_GPU_STAGES; i++) {
+            float ms = 0;
+            cudaEventElapsedTime(&ms, g->ev[i], g->ev[i + 1]);
+            g->stage_ms[i] = ms;
+        }
+    if (rc != cudaSuccess) {
+        aurp_plan_free(&plan);
+        return fail(err, AURP_ERR_BACKEND, "gpu:%d: segment coding: %s", d0, cudaGetErrorString(rc));
+    }
+    /* the escapes follow the segments at any byte offset: move them to an
+     * even one for the uint16_t view (the body buffer has room) */
+    uint8_t *esc = g->h_body + 4 * (size_t)nseg + seg_bytes;
+    if (seg_bytes & 1) {
+        memmove(esc + 1, esc, 2 * (size_t)plan.escapes);
+        esc++;
+    }
+    st = aurp_stream_write(out, cap, out_len, W, H, p, &plan, (const uint32_t *)g->h_body, nseg,
+                           g->h_body + 4 * (size_t)nseg, (const uint16_t *)esc);
+    aurp_plan_free(&plan);
+    if (st != AURP_OK) return fail(err, st, "%s: output buffer of %zu bytes too small", g->label, cap);
+    return AURP_OK;
+}
+
+static aurp_status encode_cb(void *ctx, const uint8_t *be16, uint32_t w, uint32_t h, const aurp_params *p,
+                             uint8_t *out, size_t cap, size_t *len, aurp_error *err)
+{
+    return aurp_gpu_encode((aurp_gpu *)ctx, be16, w, h, p, out, cap, len, err);
+}
+
+extern "C" aurp_image_encoder aurp_gpu_encoder(aurp_gpu *g)
+{
+    aurp_image_encoder e = {encode_cb, g, g ? g->label : "gpu"};
+    return e;
+}
+
+extern "C" void aurp_gpu_profile(aurp_gpu *g, int on) { if (g) g->profile = on; }
+
+extern "C" int aurp_gpu_stage_times(const aurp_gpu *g, double *ms, int n)
+{
+    int k = n < AURP_GPU_STAGES ? n : AURP_GPU_STAGES;
+    for (int i = 0; i < k; i++) ms[i] = g->stage_ms[i];
+    if (n > AURP_GPU_STAGES) ms[AURP_GPU_STAGES] = g->host_plan_ms;
+    return k;
+}
+
+extern "C" const char *aurp_gpu_label(const aurp_gpu *g) { return g ? g->label : "gpu:none"; }
+
+extern "C" void aurp_gpu_close(aurp_gpu *g)
+{
+    if (!g) return;
+    for (int i = 0; i < g->ndev; i++) {
+        struct gpu_device *d = &g->dev[i];
+        if (cudaSetDevice(d->ordinal) != cudaSuccess) continue;
+        if (d->stream) cudaStreamSynchronize(d->stream);
+        cudaFree(d->be);
+        cudaFree(d->x);
+        cudaFree(d->lag);
+        cudaFree(d->e_band);
+        if (d->band_done) cudaEventDestroy(d->band_done);
+        if (d->stream) cudaStreamDestroy(d->stream);
+        if (i == 0) {
+            for (int k = 0; k <= AURP_GPU_STAGES; k++)
+                if (g->ev[k]) cudaEventDestroy(g->ev[k]);
+            cudaFree(g->d_e);
+            cudaFree(g->d_hist);
+            cudaFree(g->d_table);
+            cudaFree(g->d_scratch);
+            cudaFree(g->d_body);
+            cudaFree(g->d_seg);
+            cudaFree(g->d_totals);
+            cudaFreeHost(g->h_in);
+            cudaFreeHost(g->h_hist);
+            cudaFreeHost(g->h_table);
+            cudaFreeHost(g->h_totals);
+            cudaFreeHost(g->h_body);
+        }
+    }
+    cudaGetLastError();
+    free(g->hist64);
+    free(g);
+}

@@ -1,0 +1,42 @@
+#!/bin/bash
+# Everything the GPU encoder needs on the device machine, in one call:
+# build, GPU tests (byte-identical to the CPU encoder), compute-sanitizer
+# memcheck + racecheck on small frames, and the benchmark.  Logs go to $OUT.
+#   run tool:  scripts/device-run.sh [test|sanitize|bench ...]   (carry .carry)
+# Frames: .carry/data/*.fits (copy them from ../shared/data first:
+#   mkdir -p .carry/data && cp ../shared/data/*.fits .carry/data/).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/aurp-device-out}
+mkdir -p "$OUT"
+DATA=${AURP_SHARED_DATA:-.carry/data}
+B=build/device
+steps=${*:-test sanitize bench}
+status=0
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/gpus.txt"
+make -s BUILD=$B -j"$(nproc)" gpu-check >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+$B/bin/aurp-gpu-probe || exit 1
+for s in $steps; do
+    case $s in
+    test)
+        echo "== make test-gpu equivalent: $B/tests/gpu/test_gpu_encode $DATA/*.fits"
+        $B/tests/gpu/test_gpu_encode "$DATA"/*.fits >"$OUT/test.log" 2>&1; rc=$?
+        grep -E "^FAIL|passed" "$OUT/test.log" | tail -15; echo "test rc=$rc"
+        [ $rc -ne 0 ] && status=1 ;;
+    sanitize)
+        for tool in memcheck racecheck; do
+            echo "== compute-sanitizer --tool $tool (small frames)"
+            AURP_GPU_TEST_QUICK=1 AURP_GPU_TEST_DEVICES=1 compute-sanitizer --tool $tool --error-exitcode 9 \
+                $B/tests/gpu/test_gpu_encode >"$OUT/sanitize-$tool.log" 2>&1; rc=$?
+            grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed" "$OUT/sanitize-$tool.log" | tail -3
+            echo "$tool rc=$rc"
+            [ $rc -ne 0 ] && status=1
+        done ;;
+    bench)
+        echo "== benchmark (simulated 1024x1024 spectrum)"
+        $B/tests/gpu/aurp-gpu-bench -n 200 2>&1 | tee "$OUT/bench.log"
+        f=$(ls "$DATA"/trex*f0*.fits 2>/dev/null | head -1)
+        [ -n "$f" ] && $B/tests/gpu/aurp-gpu-bench -n 200 "$f" >"$OUT/bench-trex.log" 2>&1 ;;
+    esac
+done
+exit $status

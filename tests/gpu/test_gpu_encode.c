@@ -1,0 +1,170 @@
+/* GPU encoder tests (make test-gpu, on a machine with a GPU): every GPU
+ * stream must be byte-identical to the CPU encoder's (aurp_image_encode) and
+ * decode on the CPU decoder to the original pixels, for the real frames
+ * (paths given as arguments, read without cfitsio), simulated frames of many
+ * sizes and kinds, several N/M/T, and column splits over 1..G devices.
+ * Plain C (no Criterion on the device machine); ends "N passed, N failed". */
+#include "aurp.h"
+#include "aurp_gpu.h"
+#include "gpu_frames.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                                       \
+    do {                                                                                       \
+        if (cond) {                                                                            \
+            passed++;                                                                          \
+        } else {                                                                               \
+            failed++;                                                                          \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                        \
+            printf(__VA_ARGS__);                                                               \
+            printf("\n");                                                                      \
+        }                                                                                      \
+    } while (0)
+
+static int cpu_threads = 8;
+
+/* One frame, one parameter set, every device count 1..ndev. */
+static void check_frame(aurp_gpu **handles, int ndev, const gpu_frame *f, int N, int M, int T)
+{
+    aurp_params p;
+    aurp_params_default(&p);
+    p.order = N, p.equations = M, p.threshold = T;
+    size_t cap = aurp_image_bound(f->width, f->height);
+    uint8_t *ref = malloc(cap), *got = malloc(cap), *back = malloc(2 * (size_t)f->width * f->height);
+    size_t ref_len = 0;
+    aurp_error err = {{0}};
+    aurp_status st = aurp_image_encode(f->be16, f->width, f->height, &p, cpu_threads, ref, cap, &ref_len, &err);
+    CHECK(st == AURP_OK, "%s N=%d M=%d T=%d: CPU encode: %s", f->name, N, M, T, err.msg);
+    for (int g = 1; st == AURP_OK && g <= ndev; g++) {
+        size_t got_len = 0;
+        memset(got, 0xA5, cap);
+        aurp_status gs = aurp_gpu_encode(handles[g - 1], f->be16, f->width, f->height, &p, got, cap, &got_len, &err);
+        CHECK(gs == AURP_OK, "%s N=%d M=%d T=%d G=%d: GPU encode: %s", f->name, N, M, T, g, err.msg);
+        if (gs != AURP_OK) continue;
+        size_t diff = 0;
+        while (diff < ref_len && diff < got_len && ref[diff] == got[diff]) diff++;
+        CHECK(got_len == ref_len && diff == ref_len,
+              "%s N=%d M=%d T=%d G=%d: GPU stream %zu bytes, CPU %zu, first difference at byte %zu",
+              f->name, N, M, T, g, got_len, ref_len, diff);
+        aurp_status ds = aurp_image_decode(got, got_len, f->width, f->height, cpu_threads, back, &err);
+        CHECK(ds == AURP_OK && memcmp(back, f->be16, 2 * (size_t)f->width * f->height) == 0,
+              "%s N=%d M=%d T=%d G=%d: CPU decode of the GPU stream: %s", f->name, N, M, T, g,
+              ds == AURP_OK ? "pixels differ" : err.msg);
+    }
+    printf("  %-34s %5ux%-5u N=%-2d M=%-2d T=%-3d %zu bytes (%.3f bpp), G=1..%d\n", f->name, f->width,
+           f->height, N, M, T, ref_len, 8.0 * ref_len / ((double)f->width * f->height), ndev);
+    free(ref), free(got), free(back);
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    char why[256];
+    int have = aurp_gpu_count(why, sizeof why);
+    if (have == 0) {
+        printf("GPU tests skipped: %s\n0 passed, 0 failed\n", why);
+        return 77;
+    }
+    int ndev = have;
+    const char *lim = getenv("AURP_GPU_TEST_DEVICES");
+    if (lim && atoi(lim) > 0 && atoi(lim) < ndev) ndev = atoi(lim);
+    printf("GPU tests on %d device(s)\n", ndev);
+
+    /* handle g-1 splits every frame over devices 0..g-1 */
+    aurp_gpu *handles[AURP_GPU_MAX_DEVICES] = {0};
+    int ids[AURP_GPU_MAX_DEVICES];
+    for (int i = 0; i < ndev; i++) ids[i] = i;
+    aurp_error err = {{0}};
+    for (int g = 1; g <= ndev; g++) {
+        aurp_status st = aurp_gpu_open(ids, g, 2112, 1024, &handles[g - 1], &err);
+        CHECK(st == AURP_OK, "open %d devices: %s", g, err.msg);
+        if (st != AURP_OK) {
+            printf("%d passed, %d failed\n", passed, failed);
+            return 1;
+        }
+    }
+
+    /* limits are refused before any work, with a reason */
+    {
+        aurp_gpu *big = NULL;
+        aurp_status st = aurp_gpu_open(ids, 1, 4097, 16, &big, &err);
+        CHECK(st == AURP_ERR_PARAM && big == NULL && strstr(err.msg, "4097"), "open 4097 wide: %s", err.msg);
+        gpu_frame f;
+        gpu_frame_sim(&f, SIM_SPECTRUM, 2113, 4, 1);
+        aurp_params p;
+        aurp_params_default(&p);
+        uint8_t out[64];
+        size_t len = 1;
+        st = aurp_gpu_encode(handles[0], f.be16, f.width, f.height, &p, out, sizeof out, &len, &err);
+        CHECK(st == AURP_ERR_PARAM && len == 0 && strstr(err.msg, "2113"), "frame over the opened limit: %s", err.msg);
+        gpu_frame_free(&f);
+        gpu_frame_sim(&f, SIM_SPECTRUM, 64, 64, 1);
+        p.order = 33;
+        st = aurp_gpu_encode(handles[0], f.be16, 64, 64, &p, out, sizeof out, &len, &err);
+        CHECK(st == AURP_ERR_PARAM, "N=33 refused: %s", err.msg);
+        gpu_frame_free(&f);
+    }
+
+    /* real frames, given as arguments */
+    for (int i = 1; i < argc; i++) {
+        gpu_frame f;
+        int rc = gpu_frame_read_fits(argv[i], &f, why, sizeof why);
+        CHECK(rc == 0, "%s", why);
+        if (rc) continue;
+        check_frame(handles, ndev, &f, 11, 7, 13);
+        check_frame(handles, ndev, &f, 4, 2, 0);
+        check_frame(handles, ndev, &f, 16, 3, 200);
+        gpu_frame_free(&f);
+    }
+
+    /* simulated frames: sizes around the edges of every rule */
+    static const uint32_t sizes[][2] = {{1, 1},   {1, 9},   {9, 1},    {2, 2},    {3, 17},   {17, 3},
+                                        {5, 5},   {17, 40}, {18, 18},  {37, 100}, {129, 33}, {333, 129},
+                                        {1000, 7}, {4097 - 2112 + 100, 50}, {1024, 1024}};
+    /* AURP_GPU_TEST_QUICK: small frames only (for compute-sanitizer) */
+    const int quick = getenv("AURP_GPU_TEST_QUICK") != NULL;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        if (quick && sizes[i][0] * sizes[i][1] > 20000) continue;
+        gpu_frame f;
+        gpu_frame_sim(&f, SIM_SPECTRUM, sizes[i][0], sizes[i][1], (uint32_t)i);
+        check_frame(handles, ndev, &f, 11, 7, 13);
+        if (f.width * f.height <= 200000) {
+            check_frame(handles, ndev, &f, 1, 1, 1);
+            check_frame(handles, ndev, &f, 3, 16, 2);
+        }
+        if (f.width * f.height <= 20000) check_frame(handles, ndev, &f, 32, 16, 13);
+        gpu_frame_free(&f);
+    }
+    static const int kinds[] = {SIM_CONSTANT, SIM_NOISE, SIM_RAMP};
+    for (int k = 0; k < 3; k++) {
+        gpu_frame f;
+        gpu_frame_sim(&f, kinds[k], quick ? 61 : 257, quick ? 23 : 65, 7);
+        check_frame(handles, ndev, &f, 11, 7, 13);
+        check_frame(handles, ndev, &f, 11, 7, 0);
+        check_frame(handles, ndev, &f, 8, 4, 100000);
+        gpu_frame_free(&f);
+    }
+
+    /* an output buffer too small: an error, nothing written past it (last,
+     * on the heap, so that an overrun shows) */
+    {
+        gpu_frame f;
+        gpu_frame_sim(&f, SIM_SPECTRUM, 64, 64, 1);
+        aurp_params p;
+        aurp_params_default(&p);
+        size_t len = 1;
+        uint8_t *small = malloc(64);
+        aurp_status st = aurp_gpu_encode(handles[0], f.be16, 64, 64, &p, small, 64, &len, &err);
+        CHECK(st == AURP_ERR_CAPACITY, "64-byte output refused as too small: %s", err.msg);
+        free(small);
+        gpu_frame_free(&f);
+    }
+    for (int g = 0; g < ndev; g++) aurp_gpu_close(handles[g]);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,152 @@
+/* The entropy coding pieces on their own: escape thresholds and
+ * frequencies (FORMAT.md 2.2-2.3), rANS segments (2.5) and the
+ * general-purpose byte coder (section 4). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_frames.h"
+#include "internal.h"
+
+Test(core_coders, plan_thresholds_and_escapes)
+{
+    uint64_t *hist = calloc(AURP_HIST_BINS, sizeof *hist);
+    hist[AURP_RESIDUAL_MAX - 5] = 13; /* e = -5: reaches T */
+    hist[AURP_RESIDUAL_MAX - 9] = 12; /* e = -9: below T, escape */
+    hist[AURP_RESIDUAL_MAX + 0] = 1000;
+    hist[AURP_RESIDUAL_MAX + 7] = 20;
+    hist[AURP_RESIDUAL_MAX + 8] = 3;  /* escape */
+    aurp_plan pl;
+    cr_assert_eq(aurp_plan_build(hist, 13, &pl), AURP_OK);
+    cr_assert_eq(pl.t_lo, -5);
+    cr_assert_eq(pl.t_hi, 7);
+    cr_assert_eq(pl.nsym, 14u);
+    cr_assert_eq(pl.escapes, 15u);
+    cr_assert_eq(pl.total, 1048u);
+    cr_assert_eq(pl.count[0], 13u);
+    cr_assert_eq(pl.count[5], 1000u);
+    cr_assert_eq(pl.count[13], 15u);
+    cr_assert_eq(pl.cum[pl.nsym], 1u << AURP_PROB_BITS);
+    for (uint32_t s = 0; s < pl.nsym; s++) cr_assert_eq(pl.freq[s] > 0, pl.count[s] > 0, "symbol %u", s);
+    cr_assert_eq(aurp_symbol_of(&pl, -9), 13u);
+    cr_assert_eq(aurp_symbol_of(&pl, 0), 5u);
+    aurp_plan_free(&pl);
+    /* T = 0: every value present is coded; T above every count: all escapes */
+    cr_assert_eq(aurp_plan_build(hist, 0, &pl), AURP_OK);
+    cr_assert(pl.t_lo == -9 && pl.t_hi == 8 && pl.escapes == 0);
+    aurp_plan_free(&pl);
+    cr_assert_eq(aurp_plan_build(hist, 5000, &pl), AURP_OK);
+    cr_assert(pl.t_lo == 1 && pl.t_hi == 0 && pl.nsym == 1 && pl.escapes == 1048);
+    cr_assert_eq(pl.freq[0], 1u << AURP_PROB_BITS);
+    aurp_plan_free(&pl);
+    free(hist);
+}
+
+Test(core_coders, normalize_takes_from_the_largest)
+{
+    /* many rare symbols forced up to 1: the excess comes off the largest */
+    enum { NS = 3000 };
+    uint32_t count[NS], freq[NS], cum[NS + 1];
+    for (int s = 0; s < NS; s++) count[s] = 1;
+    count[7] = 4000000;
+    count[8] = 4000000;
+    cr_assert_eq(aurp_normalize(count, NS, freq, cum), AURP_OK);
+    cr_assert_eq(cum[NS], 1u << 20);
+    for (int s = 0; s < NS; s++)
+        if (s != 7 && s != 8) cr_assert_eq(freq[s], 1u);
+    /* s = 7 (smallest of the largest) gives everything it can first */
+    uint64_t raw = (uint64_t)4000000 << 20;
+    uint64_t total = 8000000 + NS - 2;
+    uint32_t f78 = (uint32_t)(raw / total);
+    uint32_t excess = 2 * f78 + (NS - 2) - (1u << 20);
+    cr_assert_eq(freq[7], f78 - excess);
+    cr_assert_eq(freq[8], f78);
+    /* more symbols than 2^P cannot be normalised */
+    cr_assert_eq(aurp_normalize_bits(count, NS, 11 + 0 * 12, freq, cum), AURP_ERR_CORRUPT);
+}
+
+static void rans_roundtrip(const uint32_t *sym, size_t n, const uint32_t *count, uint32_t nsym)
+{
+    uint32_t *freq = malloc(nsym * 4), *cum = malloc((nsym + 1) * 4), *back = malloc(n * 4 + 4);
+    cr_assert_eq(aurp_normalize(count, nsym, freq, cum), AURP_OK);
+    size_t cap = 4 + 3 * n;
+    uint8_t *buf = malloc(cap);
+    size_t len = aurp_rans_encode_segment(sym, n, freq, cum, buf, cap);
+    cr_assert_gt(len, 0);
+    aurp_rans_table *t = malloc(sizeof *t);
+    aurp_rans_table_init(t, freq, cum, nsym, AURP_PROB_BITS);
+    cr_assert_eq(aurp_rans_decode_segment(t, buf, len, back, n), 0);
+    cr_assert(memcmp(sym, back, n * 4) == 0);
+    /* one byte short or one too many: invalid */
+    cr_assert_neq(aurp_rans_decode_segment(t, buf, len - 1, back, n), 0);
+    cr_assert_eq(aurp_rans_encode_segment(sym, n, freq, cum, buf, len - 1), 0u, "cap too small accepted");
+    free(t);
+    free(freq);
+    free(cum);
+    free(back);
+    free(buf);
+}
+
+Test(core_coders, rans_segments)
+{
+    enum { N = 4096, NS = 2000 };
+    uint32_t *sym = malloc(N * 4), *count = calloc(NS, 4);
+    uint64_t s = 3;
+    for (int i = 0; i < N; i++) {
+        /* skewed: mostly small symbols, a few rare large ones */
+        uint32_t r = (uint32_t)core_rand(&s);
+        sym[i] = (r & 15) ? (r >> 8) % 8 : (r >> 8) % NS;
+        count[sym[i]]++;
+    }
+    rans_roundtrip(sym, N, count, NS);
+    /* a single symbol; and a symbol with frequency 1 */
+    uint32_t one[1] = {N};
+    memset(sym, 0, N * 4);
+    rans_roundtrip(sym, N, one, 1);
+    uint32_t two[2] = {N - 1, 1};
+    sym[100] = 1;
+    rans_roundtrip(sym, N, two, 2);
+    rans_roundtrip(sym, 1, (uint32_t[]){1, 0}, 2);
+    free(sym);
+    free(count);
+}
+
+static void gc_roundtrip(const uint8_t *src, size_t n, size_t *coded)
+{
+    size_t cap = n + n / 8 + 64;
+    uint8_t *buf = malloc(cap), *back = malloc(n + 1);
+    size_t len = aurp_gc_encode(src, n, buf, cap);
+    cr_assert(len > 0 && len != (size_t)-1);
+    cr_assert_eq(aurp_gc_decode(buf, len, back, n), 0);
+    cr_assert(memcmp(src, back, n) == 0, "general coder round trip of %zu bytes", n);
+    cr_assert_neq(aurp_gc_decode(buf, len - 1, back, n), 0, "truncated general coding accepted");
+    cr_assert_eq(aurp_gc_encode(src, n, buf, len - 1), 0u, "cap too small accepted");
+    *coded = len;
+    free(buf);
+    free(back);
+}
+
+Test(core_coders, general_coder)
+{
+    /* FITS-like header: 36 cards of 80 columns, padded with spaces */
+    static const char *cards[] = {"SIMPLE  =                    T / conforms to FITS standard",
+                                  "BITPIX  =                   16 / array data type",
+                                  "NAXIS   =                    2 / number of array dimensions",
+                                  "NAXIS1  =                 1024", "NAXIS2  =                 1024",
+                                  "BZERO   =                32768", "DATE-OBS= '2023-05-03T06:00:00'", "END"};
+    uint8_t hdr[2880];
+    memset(hdr, ' ', sizeof hdr);
+    for (int i = 0; i < 8; i++) memcpy(hdr + 80 * i, cards[i], strlen(cards[i]));
+    size_t len;
+    gc_roundtrip(hdr, sizeof hdr, &len);
+    cr_assert_lt(len, 400u, "a sparse FITS header coded to %zu bytes", len);
+    uint8_t zeros[20000] = {0};
+    gc_roundtrip(zeros, sizeof zeros, &len);
+    cr_assert_lt(len, 100u, "20000 zero bytes coded to %zu bytes", len);
+    uint8_t rnd[5000];
+    uint64_t s = 1;
+    for (size_t i = 0; i < sizeof rnd; i++) rnd[i] = (uint8_t)core_rand(&s);
+    gc_roundtrip(rnd, sizeof rnd, &len);
+    cr_assert_lt(len, sizeof rnd + sizeof rnd / 50, "random data expanded to %zu", len);
+    gc_roundtrip(rnd, 1, &len);
+}

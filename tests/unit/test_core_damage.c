@@ -1,0 +1,139 @@
+/* Damaged streams: every single-bit flip and every truncation of a small
+ * packed container must be reported as an error (never a crash, never
+ * wrong output); so must trailing bytes.  Runs under ASan + UBSan in
+ * `make test`, which also catches any read out of bounds. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aurp.h"
+#include "core_frames.h"
+
+static uint8_t *make_packed(size_t *plen, uint8_t **orig, size_t *olen)
+{
+    /* a header-like block, a 19 x 13 image, a little padding */
+    uint32_t w = 24, h = 16;
+    size_t n = 160 + 2 * w * h + 40;
+    uint8_t *src = calloc(1, n);
+    for (size_t i = 0; i < 160; i++) src[i] = (uint8_t)("NAXIS1  =                   24 / "[i % 33]);
+    /* smooth ramps (well predicted) with a few spikes (escapes) */
+    uint16_t *u = malloc(2 * w * h);
+    uint64_t s = 11;
+    for (uint32_t i = 0; i < w * h; i++) {
+        uint32_t m = i / w, c = i % w;
+        u[i] = (uint16_t)(3000 + 40 * c + 7 * m + (core_rand(&s) % 3));
+        if (core_rand(&s) % 40 == 0) u[i] = (uint16_t)core_rand(&s);
+    }
+    core_frame_to_be16(u, (size_t)w * h, src + 160);
+    free(u);
+    aurp_region r = {160, w, h};
+    aurp_params p;
+    aurp_params_default(&p);
+    p.threshold = 2; /* some escapes, so every stream part is present */
+    size_t cap = aurp_pack_bound(n);
+    uint8_t *out = malloc(cap);
+    aurp_error err = {{0}};
+    cr_assert_eq(aurp_pack(src, n, &r, 1, &p, NULL, 1, out, cap, plen, &err), AURP_OK, "%s", err.msg);
+    aurp_info info;
+    cr_assert_eq(aurp_inspect(out, *plen, &info, &err), AURP_OK);
+    cr_assert_eq(info.nchunks, 3);
+    cr_assert_eq(info.chunks[1].method, AURP_CHUNK_IMAGE, "the image must be coded, not stored");
+    cr_assert_gt(info.chunks[1].escapes, 0);
+    aurp_info_free(&info);
+    *orig = src;
+    *olen = n;
+    return out;
+}
+
+Test(core_damage, every_bit_flip_is_an_error, .timeout = 600)
+{
+    size_t plen, olen;
+    uint8_t *orig;
+    uint8_t *packed = make_packed(&plen, &orig, &olen);
+    uint8_t *buf = malloc(plen), *out = malloc(olen);
+    for (size_t i = 0; i < plen; i++) {
+        for (int b = 0; b < 8; b++) {
+            memcpy(buf, packed, plen);
+            buf[i] ^= (uint8_t)(1u << b);
+            size_t len = 12345;
+            aurp_error err = {{0}};
+            aurp_status st = aurp_unpack(buf, plen, 1 + (int)(i & 1), out, olen, &len, &err);
+            cr_assert_neq(st, AURP_OK, "flip of bit %d of byte %zu/%zu was not detected", b, i, plen);
+            cr_assert_eq(len, 0);
+            cr_assert(err.msg[0] != 0, "no reason given for byte %zu bit %d", i, b);
+            aurp_info info;
+            if (aurp_inspect(buf, plen, &info, &err) == AURP_OK) aurp_info_free(&info);
+        }
+    }
+    free(buf);
+    free(out);
+    free(packed);
+    free(orig);
+}
+
+Test(core_damage, every_truncation_and_extension_is_an_error)
+{
+    size_t plen, olen;
+    uint8_t *orig;
+    uint8_t *packed = make_packed(&plen, &orig, &olen);
+    uint8_t *out = malloc(olen);
+    for (size_t n = 0; n < plen; n++) {
+        uint8_t *buf = malloc(n ? n : 1); /* exact size: ASan sees any overread */
+        memcpy(buf, packed, n);
+        size_t len;
+        aurp_error err = {{0}};
+        cr_assert_neq(aurp_unpack(buf, n, 2, out, olen, &len, &err), AURP_OK, "truncation to %zu accepted", n);
+        aurp_info info;
+        if (aurp_inspect(buf, n, &info, &err) == AURP_OK) {
+            aurp_info_free(&info);
+            cr_assert_fail("inspect accepted a truncation to %zu bytes", n);
+        }
+        free(buf);
+    }
+    uint8_t *ext = malloc(plen + 1);
+    memcpy(ext, packed, plen);
+    ext[plen] = 0;
+    size_t len;
+    aurp_error err = {{0}};
+    cr_assert_eq(aurp_unpack(ext, plen + 1, 1, out, olen, &len, &err), AURP_ERR_CORRUPT);
+    cr_assert(strstr(err.msg, "trailing") != NULL, "%s", err.msg);
+    /* and the intact stream does decode */
+    cr_assert_eq(aurp_unpack(packed, plen, 1, out, olen, &len, &err), AURP_OK, "%s", err.msg);
+    cr_assert(len == olen && memcmp(out, orig, olen) == 0);
+    free(ext);
+    free(out);
+    free(packed);
+    free(orig);
+}
+
+Test(core_damage, image_stream_alone_rejects_damage)
+{
+    /* the image decoder without the container checksum: flips in the
+     * header, table, lengths and segments are caught or give other pixels,
+     * never a crash; truncations always fail */
+    uint32_t w = 23, h = 9;
+    uint16_t *u = malloc(2 * w * h);
+    core_frame_make(CORE_FRAME_SPECTRUM, w, h, 5, u);
+    uint8_t *be = malloc(2 * w * h), *back = malloc(2 * w * h);
+    core_frame_to_be16(u, (size_t)w * h, be);
+    aurp_params p;
+    aurp_params_default(&p);
+    size_t cap = aurp_image_bound(w, h), len;
+    uint8_t *s = malloc(cap);
+    aurp_error err = {{0}};
+    cr_assert_eq(aurp_image_encode(be, w, h, &p, 1, s, cap, &len, &err), AURP_OK);
+    for (size_t n = 0; n < len; n++)
+        cr_assert_neq(aurp_image_decode(s, n, w, h, 1, back, &err), AURP_OK, "truncation to %zu", n);
+    for (size_t i = 0; i < len; i++)
+        for (int b = 0; b < 8; b++) {
+            s[i] ^= (uint8_t)(1u << b);
+            (void)aurp_image_decode(s, len, w, h, 2, back, &err);
+            s[i] ^= (uint8_t)(1u << b);
+        }
+    cr_assert_eq(aurp_image_decode(s, len, w, h, 1, back, &err), AURP_OK);
+    cr_assert_eq(aurp_image_decode(s, len, w + 1, h, 1, back, &err), AURP_ERR_CORRUPT);
+    free(u);
+    free(be);
+    free(back);
+    free(s);
+}

@@ -1,0 +1,244 @@
+/* Image codec and container round trips: every size, parameter and thread
+ * count must give the original bytes back, and the encoder's bytes must not
+ * depend on the thread count. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aurp.h"
+#include "core_frames.h"
+
+/* Encodes with threads, decodes with dthreads; returns the stream (malloc'd). */
+static uint8_t *roundtrip(const uint16_t *u, uint32_t w, uint32_t h, const aurp_params *p, int threads,
+                          int dthreads, size_t *len)
+{
+    size_t n = (size_t)w * h;
+    uint8_t *be = malloc(2 * n), *back = malloc(2 * n);
+    size_t cap = aurp_image_bound(w, h);
+    uint8_t *s = malloc(cap);
+    cr_assert(be && back && s);
+    core_frame_to_be16(u, n, be);
+    aurp_error err = {{0}};
+    aurp_status st = aurp_image_encode(be, w, h, p, threads, s, cap, len, &err);
+    cr_assert_eq(st, AURP_OK, "encode %ux%u N=%d M=%d T=%d: %s", w, h, p->order, p->equations,
+                 p->threshold, err.msg);
+    st = aurp_image_decode(s, *len, w, h, dthreads, back, &err);
+    cr_assert_eq(st, AURP_OK, "decode %ux%u N=%d M=%d T=%d: %s", w, h, p->order, p->equations,
+                 p->threshold, err.msg);
+    cr_assert(memcmp(be, back, 2 * n) == 0, "%ux%u N=%d M=%d T=%d: pixels differ", w, h, p->order,
+              p->equations, p->threshold);
+    free(be);
+    free(back);
+    return s;
+}
+
+static void check(core_frame_kind kind, uint32_t w, uint32_t h, int N, int M, int T)
+{
+    uint16_t *u = malloc((size_t)w * h * 2);
+    core_frame_make(kind, w, h, (uint64_t)w * 31 + h, u);
+    aurp_params p = {AURP_PROFILE_PAPER, N, M, T};
+    size_t l1, l2;
+    uint8_t *a = roundtrip(u, w, h, &p, 1, 1, &l1);
+    uint8_t *b = roundtrip(u, w, h, &p, 3, 2, &l2);
+    cr_assert(l1 == l2 && memcmp(a, b, l1) == 0, "%ux%u: 1 and 3 threads give different streams", w, h);
+    free(a);
+    free(b);
+    free(u);
+}
+
+Test(core_roundtrip, tiny_sizes)
+{
+    static const uint32_t sides[] = {1, 2, 3, 5, 12, 13};
+    for (size_t i = 0; i < 6; i++)
+        for (size_t j = 0; j < 6; j++) {
+            check(CORE_FRAME_NOISE, sides[i], sides[j], 11, 7, 13);
+            check(CORE_FRAME_SPECTRUM, sides[i], sides[j], 3, 2, 1);
+        }
+}
+
+Test(core_roundtrip, strips)
+{
+    check(CORE_FRAME_SPECTRUM, 1, 700, 11, 7, 13);
+    check(CORE_FRAME_SPECTRUM, 700, 1, 11, 7, 13);
+    check(CORE_FRAME_NOISE, 1, 5000, 11, 7, 13);
+    check(CORE_FRAME_NOISE, 5000, 1, 11, 7, 13);
+}
+
+Test(core_roundtrip, sizes_around_N_and_N_plus_M)
+{
+    static const int NM[][2] = {{11, 7}, {4, 3}, {1, 1}, {32, 16}};
+    for (int k = 0; k < 4; k++) {
+        int N = NM[k][0], M = NM[k][1];
+        for (int dw = -1; dw <= 1; dw++)
+            for (int base = N; base <= N + M; base += M) {
+                uint32_t w = (uint32_t)(base + dw) < 1 ? 1 : (uint32_t)(base + dw);
+                check(CORE_FRAME_SPECTRUM, w, 9, N, M, 13);
+                check(CORE_FRAME_DEGENERATE, w, 9, N, M, 0);
+            }
+    }
+}
+
+Test(core_roundtrip, constant_and_extreme)
+{
+    check(CORE_FRAME_CONST0, 64, 48, 11, 7, 13);
+    check(CORE_FRAME_CONST65535, 64, 48, 11, 7, 13);
+    check(CORE_FRAME_CHECKER, 64, 48, 11, 7, 13);
+    check(CORE_FRAME_CHECKER, 64, 48, 11, 7, 0);
+    check(CORE_FRAME_NOISE, 97, 61, 11, 7, 13);
+    check(CORE_FRAME_DEGENERATE, 97, 61, 11, 7, 13);
+}
+
+Test(core_roundtrip, orders_and_equations)
+{
+    for (int N = 1; N <= 32; N += (N < 4 ? 1 : 7))
+        for (int M = 1; M <= 16; M += (M < 3 ? 1 : 6))
+            check(CORE_FRAME_SPECTRUM, 67, 23, N, M, 13);
+    check(CORE_FRAME_SPECTRUM, 67, 23, 32, 16, 13);
+}
+
+Test(core_roundtrip, thresholds)
+{
+    static const int T[] = {0, 1, 2, 13, 1000, 0x7FFFFFFF};
+    for (int i = 0; i < 6; i++) {
+        check(CORE_FRAME_SPECTRUM, 80, 40, 11, 7, T[i]);
+        check(CORE_FRAME_NOISE, 80, 40, 11, 7, T[i]);
+    }
+}
+
+Test(core_roundtrip, threads_give_identical_bytes)
+{
+    uint32_t w = 300, h = 50;
+    uint16_t *u = malloc((size_t)w * h * 2);
+    core_frame_make(CORE_FRAME_SPECTRUM, w, h, 7, u);
+    aurp_params p;
+    aurp_params_default(&p);
+    size_t l0;
+    uint8_t *ref = roundtrip(u, w, h, &p, 1, 1, &l0);
+    for (int t = 2; t <= 4; t++) {
+        size_t l;
+        uint8_t *s = roundtrip(u, w, h, &p, t, t, &l);
+        cr_assert(l == l0 && memcmp(s, ref, l) == 0, "threads=%d changed the stream", t);
+        free(s);
+    }
+    free(ref);
+    free(u);
+}
+
+Test(core_roundtrip, station_frame_1024, .timeout = 300)
+{
+    check(CORE_FRAME_SPECTRUM, 1024, 1024, 11, 7, 13);
+}
+
+Test(core_roundtrip, kast_shape_2112x350, .timeout = 300)
+{
+    check(CORE_FRAME_SPECTRUM, 2112, 350, 11, 7, 13);
+}
+
+/* ---- container ------------------------------------------------------ */
+
+static void pack_unpack(const uint8_t *src, size_t n, const aurp_region *r, int nr, int threads,
+                        uint8_t **packed, size_t *plen)
+{
+    aurp_params p;
+    aurp_params_default(&p);
+    size_t cap = aurp_pack_bound(n);
+    uint8_t *out = malloc(cap), *back = malloc(n ? n : 1);
+    aurp_error err = {{0}};
+    cr_assert_eq(aurp_pack(src, n, r, nr, &p, NULL, threads, out, cap, plen, &err), AURP_OK, "pack: %s",
+                 err.msg);
+    uint64_t osz = 0;
+    cr_assert_eq(aurp_original_size(out, *plen, &osz, &err), AURP_OK);
+    cr_assert_eq(osz, n);
+    size_t blen = 0;
+    cr_assert_eq(aurp_unpack(out, *plen, threads, back, n, &blen, &err), AURP_OK, "unpack: %s", err.msg);
+    cr_assert_eq(blen, n);
+    cr_assert(memcmp(src, back, n) == 0, "restored bytes differ");
+    free(back);
+    *packed = out;
+}
+
+Test(core_container, fits_like_file_with_two_images)
+{
+    /* header block of ASCII cards, image, zero padding, a second header and image */
+    uint32_t w1 = 200, h1 = 90, w2 = 33, h2 = 17;
+    size_t n = 2880 + 2 * w1 * h1 + 1000 + 2880 + 2 * w2 * h2 + 77;
+    uint8_t *src = calloc(1, n);
+    for (size_t i = 0; i < 2880; i++) src[i] = (i % 80 < 30) ? (uint8_t)("SIMPLE  =                    T"[i % 30]) : ' ';
+    uint16_t *u = malloc(2 * w1 * h1);
+    core_frame_make(CORE_FRAME_SPECTRUM, w1, h1, 3, u);
+    core_frame_to_be16(u, (size_t)w1 * h1, src + 2880);
+    size_t off2 = 2880 + 2 * w1 * h1 + 1000 + 2880;
+    memset(src + off2 - 2880, 'X', 2880);
+    core_frame_make(CORE_FRAME_NOISE, w2, h2, 4, u);
+    core_frame_to_be16(u, (size_t)w2 * h2, src + off2);
+    aurp_region r[2] = {{2880, w1, h1}, {off2, w2, h2}};
+    uint8_t *packed;
+    size_t plen;
+    pack_unpack(src, n, r, 2, 2, &packed, &plen);
+    cr_assert_lt(plen, n * 3 / 4, "packed %zu of %zu bytes", plen, n);
+
+    aurp_info info;
+    aurp_error err = {{0}};
+    cr_assert_eq(aurp_inspect(packed, plen, &info, &err), AURP_OK, "%s", err.msg);
+    cr_assert_eq(info.original_size, n);
+    cr_assert_eq(info.checksum, aurp_checksum(src, n));
+    /* general, image, general, stored (noise does not shrink), general */
+    cr_assert_eq(info.nchunks, 5);
+    cr_assert_eq(info.chunks[0].method, AURP_CHUNK_GENERAL);
+    cr_assert_eq(info.chunks[1].method, AURP_CHUNK_IMAGE);
+    cr_assert_eq(info.chunks[1].width, w1);
+    cr_assert_eq(info.chunks[1].height, h1);
+    cr_assert_eq(info.chunks[1].order, 11);
+    cr_assert_eq(info.chunks[3].method, AURP_CHUNK_STORED);
+    cr_assert_eq(info.chunks[3].raw_len, 2 * w2 * h2);
+    aurp_info_free(&info);
+    free(packed);
+    free(src);
+    free(u);
+}
+
+Test(core_container, any_bytes)
+{
+    static const size_t sizes[] = {0, 1, 2, 79, 4096, 100000};
+    uint64_t s = 9;
+    for (int i = 0; i < 6; i++) {
+        uint8_t *src = malloc(sizes[i] + 1);
+        for (size_t k = 0; k < sizes[i]; k++) src[k] = (i & 1) ? (uint8_t)core_rand(&s) : (uint8_t)("aurora "[k % 7]);
+        uint8_t *packed;
+        size_t plen;
+        pack_unpack(src, sizes[i], NULL, 0, 1, &packed, &plen);
+        cr_assert_leq(plen, aurp_pack_bound(sizes[i]));
+        free(packed);
+        free(src);
+    }
+}
+
+Test(core_container, rejects_bad_regions)
+{
+    uint8_t src[100] = {0}, out[1000];
+    size_t len;
+    aurp_params p;
+    aurp_params_default(&p);
+    aurp_error err = {{0}};
+    aurp_region overlap[2] = {{0, 5, 5}, {40, 2, 2}};
+    cr_assert_eq(aurp_pack(src, 100, overlap, 2, &p, NULL, 1, out, sizeof out, &len, &err), AURP_ERR_PARAM);
+    cr_assert(strstr(err.msg, "region 1") != NULL, "%s", err.msg);
+    aurp_region beyond = {90, 3, 2};
+    cr_assert_eq(aurp_pack(src, 100, &beyond, 1, &p, NULL, 1, out, sizeof out, &len, &err), AURP_ERR_PARAM);
+    aurp_params bad = p;
+    bad.order = 33;
+    cr_assert_eq(aurp_pack(src, 100, NULL, 0, &bad, NULL, 1, out, sizeof out, &len, &err), AURP_ERR_PARAM);
+    cr_assert(strstr(err.msg, "33") != NULL, "%s", err.msg);
+}
+
+Test(core_container, names)
+{
+    cr_assert_str_eq(aurp_profile_name(AURP_PROFILE_PAPER), "paper");
+    cr_assert_eq(aurp_profile_from_name("paper"), AURP_PROFILE_PAPER);
+    cr_assert_eq(aurp_profile_from_name("jpeg"), 0);
+    cr_assert_str_eq(aurp_status_name(AURP_ERR_CHECKSUM), "checksum mismatch");
+    aurp_params p;
+    aurp_params_default(&p);
+    cr_assert(p.order == 11 && p.equations == 7 && p.threshold == 13);
+    cr_assert_eq(aurp_params_check(&p, NULL), AURP_OK);
+}
