@@ -12,7 +12,7 @@
 
 #include "internal.h"
 
-#define CONTAINER_HEADER 32
+#define CONTAINER_HEADER 40
 #define CHUNK_HEADER 24
 static const uint8_t MAGIC[8] = {0x89, 'A', 'U', 'R', 'P', '\r', '\n', 0x1a};
 
@@ -195,6 +195,7 @@ aurp_status aurp_pack(const uint8_t *src, size_t src_len, const aurp_region *reg
         at += raw;
     }
     aurp_put_u32(out + 12, nchunks);
+    aurp_put_u64(out + 32, aurp_checksum(out + CONTAINER_HEADER, pos - CONTAINER_HEADER));
     *out_len = pos;
 done:
     free(scratch);
@@ -205,10 +206,10 @@ done:
 
 typedef struct {
     uint32_t nchunks;
-    uint64_t original_size, checksum;
+    uint64_t original_size, checksum, stream_checksum;
 } container_header;
 
-static aurp_status read_header(const uint8_t *in, size_t in_len, container_header *h,
+static aurp_status read_header(const uint8_t *in, size_t in_len, int verify, container_header *h,
                                aurp_error *err)
 {
     if (in_len < CONTAINER_HEADER)
@@ -225,6 +226,12 @@ static aurp_status read_header(const uint8_t *in, size_t in_len, container_heade
     h->nchunks = aurp_get_u32(in + 12);
     h->original_size = aurp_get_u64(in + 16);
     h->checksum = aurp_get_u64(in + 24);
+    h->stream_checksum = aurp_get_u64(in + 32);
+    /* every byte after the header is covered: damage anywhere is caught
+     * before any decoding, even where it would not change the output */
+    if (verify && aurp_checksum(in + CONTAINER_HEADER, in_len - CONTAINER_HEADER) != h->stream_checksum)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "stream damaged: XXH3-64 of its %zu chunk bytes does not match",
+                         in_len - CONTAINER_HEADER);
     return AURP_OK;
 }
 
@@ -263,7 +270,7 @@ static aurp_status read_chunk(const uint8_t *in, size_t in_len, size_t *pos, uin
 aurp_status aurp_original_size(const uint8_t *in, size_t in_len, uint64_t *size, aurp_error *err)
 {
     container_header h;
-    aurp_status st = read_header(in, in_len, &h, err);
+    aurp_status st = read_header(in, in_len, 0, &h, err);
     if (st == AURP_OK) *size = h.original_size;
     return st;
 }
@@ -273,7 +280,7 @@ aurp_status aurp_unpack(const uint8_t *in, size_t in_len, int threads, uint8_t *
 {
     *out_len = 0;
     container_header h;
-    aurp_status st = read_header(in, in_len, &h, err);
+    aurp_status st = read_header(in, in_len, 1, &h, err);
     if (st != AURP_OK) return st;
     if (h.original_size > cap)
         return aurp_fail(err, AURP_ERR_CAPACITY, "original of %llu bytes, output buffer %zu",
@@ -326,7 +333,7 @@ aurp_status aurp_inspect(const uint8_t *in, size_t in_len, aurp_info *info, aurp
 {
     memset(info, 0, sizeof *info);
     container_header h;
-    aurp_status st = read_header(in, in_len, &h, err);
+    aurp_status st = read_header(in, in_len, 1, &h, err);
     if (st != AURP_OK) return st;
     /* every chunk takes >= 24 bytes: bounds the allocation by the input */
     if (h.nchunks > (in_len - CONTAINER_HEADER) / CHUNK_HEADER)

@@ -175,5 +175,6 @@ int aurp_gc_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t n)
         c1 = out[i];
     }
     free(m);
-    return (!d.overrun && d.pos == in_len) ? 0 : -1;
+    /* the encoder flushes all of low: a valid stream leaves code = 0 */
+    return (!d.overrun && d.pos == in_len && d.code == 0) ? 0 : -1;
 }

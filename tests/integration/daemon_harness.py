@@ -171,11 +171,13 @@ class Daemon:
             e["NOTIFY_SOCKET"] = notify.path
         if env:
             e.update(env)
+        started_before = len(self.events("started"))
         self.log_file = open(self.log_path, "ab")
         self.proc = subprocess.Popen([str(AURORAD), "-c", str(self.config_path)],
                                      stdout=subprocess.DEVNULL, stderr=self.log_file, env=e)
         if wait_ready:
-            wait_until(lambda: self.events("started") or self.proc.poll() is not None, 20,
+            wait_until(lambda: len(self.events("started")) > started_before
+                       or self.proc.poll() is not None, 20,
                        "aurorad to start")
             assert self.proc.poll() is None, f"aurorad exited at start:\n{self.log_text()}"
         return self

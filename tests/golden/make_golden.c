@@ -1,0 +1,119 @@
+/* Writes the golden streams of tests/golden/ (run once, by generate.sh):
+ * for each case the original (NAME.orig), its .aurp (NAME.aurp), and a line
+ * of MANIFEST: name, region (offset width height, or 0 0 0), N M T, and the
+ * XXH3-64 of the original.  test_core_golden decodes every stream and
+ * re-encodes every original: a change to the format or to any arithmetic
+ * shows up as a difference.
+ *
+ *   make_golden OUTDIR [TREX.fits]   (the real-frame case needs the file) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aurp.h"
+#include "core_fitshdr.h"
+#include "core_frames.h"
+
+static FILE *manifest;
+static const char *outdir;
+
+static int write_file(const char *name, const char *ext, const uint8_t *b, size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s%s", outdir, name, ext);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(b, 1, n, f) != n || fclose(f) != 0) {
+        fprintf(stderr, "make_golden: %s: cannot write\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+static int emit(const char *name, const uint8_t *src, size_t n, const aurp_region *r, int N, int M, int T)
+{
+    aurp_params p = {AURP_PROFILE_PAPER, N, M, T};
+    size_t cap = aurp_pack_bound(n), len;
+    uint8_t *out = malloc(cap);
+    aurp_error err = {{0}};
+    if (aurp_pack(src, n, r, r ? 1 : 0, &p, NULL, 1, out, cap, &len, &err) != AURP_OK) {
+        fprintf(stderr, "make_golden: %s: %s\n", name, err.msg);
+        return 1;
+    }
+    int rc = write_file(name, ".orig", src, n) | write_file(name, ".aurp", out, len);
+    fprintf(manifest, "%s %llu %u %u %d %d %d %016llx\n", name, r ? (unsigned long long)r->offset : 0ull,
+            r ? r->width : 0, r ? r->height : 0, N, M, T, (unsigned long long)aurp_checksum(src, n));
+    printf("%-12s %6zu -> %6zu bytes\n", name, n, len);
+    free(out);
+    return rc;
+}
+
+/* a FITS-like file: one 2880-byte header of cards, the image, zero padding */
+static uint8_t *fitslike(core_frame_kind kind, uint32_t w, uint32_t h, uint64_t seed, size_t *n)
+{
+    size_t data = 2 * (size_t)w * h, total = 2880 + (data + 2879) / 2880 * 2880;
+    uint8_t *f = calloc(1, total);
+    memset(f, ' ', 2880);
+    char card[81];
+    const char *fmt[] = {"SIMPLE  =                    T", "BITPIX  =                   16",
+                         "NAXIS   =                    2", "NAXIS1  = %20u", "NAXIS2  = %20u",
+                         "BZERO   =                32768", "END"};
+    for (int i = 0; i < 7; i++) {
+        snprintf(card, sizeof card, fmt[i], i == 3 ? w : h);
+        memcpy(f + 80 * i, card, strlen(card));
+    }
+    uint16_t *u = malloc(data);
+    core_frame_make(kind, w, h, seed, u);
+    core_frame_to_be16(u, (size_t)w * h, f + 2880);
+    free(u);
+    *n = total;
+    return f;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: make_golden OUTDIR [TREX.fits]\n");
+        return 2;
+    }
+    outdir = argv[1];
+    char mpath[4096];
+    snprintf(mpath, sizeof mpath, "%s/MANIFEST", outdir);
+    manifest = fopen(mpath, "w");
+    if (!manifest) {
+        fprintf(stderr, "make_golden: %s: cannot write\n", mpath);
+        return 1;
+    }
+    int rc = 0;
+    size_t n;
+    uint8_t *f = fitslike(CORE_FRAME_SPECTRUM, 96, 40, 1, &n);
+    aurp_region r = {2880, 96, 40};
+    rc |= emit("spectrum", f, n, &r, 11, 7, 13);
+    free(f);
+    f = fitslike(CORE_FRAME_DEGENERATE, 37, 23, 2, &n);
+    r = (aurp_region){2880, 37, 23};
+    rc |= emit("degenerate", f, n, &r, 5, 3, 0);
+    free(f);
+    f = fitslike(CORE_FRAME_SPECTRUM, 50, 20, 3, &n);
+    r = (aurp_region){2880, 50, 20};
+    rc |= emit("order32", f, n, &r, 32, 16, 1);
+    free(f);
+    f = fitslike(CORE_FRAME_NOISE, 16, 16, 4, &n); /* noise: the image chunk is stored */
+    r = (aurp_region){2880, 16, 16};
+    rc |= emit("stored", f, n, &r, 11, 7, 13);
+    rc |= emit("general", f, 2880, NULL, 11, 7, 13); /* bytes only */
+    free(f);
+    if (argc > 2) { /* 16 rows of a real frame */
+        size_t len;
+        uint8_t *t = core_read_file(argv[2], &len);
+        aurp_region tr;
+        if (!t || core_fits_primary_image(t, len, &tr.offset, &tr.width, &tr.height) != 0 || tr.height < 16) {
+            fprintf(stderr, "make_golden: %s: cannot read its image\n", argv[2]);
+            return 1;
+        }
+        tr.height = 16;
+        rc |= emit("trex16", t, (size_t)tr.offset + 2 * (size_t)tr.width * 16, &tr, 11, 7, 13);
+        free(t);
+    }
+    fclose(manifest);
+    return rc;
+}

@@ -1,0 +1,67 @@
+/* Golden streams (tests/golden/, written once by generate.sh): each must
+ * decode to its original, whose XXH3-64 is in the MANIFEST, and packing the
+ * original again must give the very same bytes.  Any change to the format
+ * or to the prediction arithmetic fails here. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aurp.h"
+#include "core_fitshdr.h"
+
+static const char *golden_dir(void)
+{
+    const char *d = getenv("AURP_GOLDEN_DIR");
+    return d && *d ? d : "tests/golden"; /* tests run from the repository root */
+}
+
+static uint8_t *load(const char *name, const char *ext, size_t *len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s%s", golden_dir(), name, ext);
+    uint8_t *b = core_read_file(path, len);
+    cr_assert(b, "%s: cannot read (run from the repository root or set AURP_GOLDEN_DIR)", path);
+    return b;
+}
+
+Test(core_golden, streams_decode_and_reencode_identically)
+{
+    char mpath[4096];
+    snprintf(mpath, sizeof mpath, "%s/MANIFEST", golden_dir());
+    FILE *m = fopen(mpath, "r");
+    cr_assert(m, "%s: cannot open (run from the repository root or set AURP_GOLDEN_DIR)", mpath);
+    char name[64];
+    unsigned long long off, sum;
+    unsigned w, h;
+    int N, M, T, cases = 0;
+    while (fscanf(m, "%63s %llu %u %u %d %d %d %llx", name, &off, &w, &h, &N, &M, &T, &sum) == 8) {
+        size_t olen, plen, blen;
+        uint8_t *orig = load(name, ".orig", &olen), *packed = load(name, ".aurp", &plen);
+        cr_assert_eq(aurp_checksum(orig, olen), sum, "%s.orig does not match its MANIFEST checksum", name);
+        uint8_t *back = malloc(olen + 1);
+        aurp_error err = {{0}};
+        for (int threads = 1; threads <= 3; threads += 2) {
+            cr_assert_eq(aurp_unpack(packed, plen, threads, back, olen, &blen, &err), AURP_OK, "%s: %s", name,
+                         err.msg);
+            cr_assert(blen == olen && memcmp(back, orig, olen) == 0, "%s: decodes to other bytes", name);
+        }
+        aurp_region r = {off, w, h};
+        aurp_params p = {AURP_PROFILE_PAPER, N, M, T};
+        size_t cap = aurp_pack_bound(olen), len;
+        uint8_t *again = malloc(cap);
+        cr_assert_eq(aurp_pack(orig, olen, &r, w ? 1 : 0, &p, NULL, 2, again, cap, &len, &err), AURP_OK,
+                     "%s: %s", name, err.msg);
+        cr_assert(len == plen && memcmp(again, packed, plen) == 0,
+                  "%s: packing the original gives other bytes (%zu vs %zu): the format or the "
+                  "arithmetic changed",
+                  name, len, plen);
+        free(again);
+        free(back);
+        free(orig);
+        free(packed);
+        cases++;
+    }
+    fclose(m);
+    cr_assert_geq(cases, 5, "only %d golden cases in %s", cases, mpath);
+}
