@@ -14,7 +14,7 @@ static uint64_t image_pixels(const frame_layout *l)
 
 static int pack_one(const char *path, const cli_options *o, cli_encoder *enc)
 {
-    char err[1024], out_buf[4096];
+    char err[1024] = "", out_buf[4096];
     const char *out = o->out;
     if (!out) {
         snprintf(out_buf, sizeof out_buf, "%s%s", path, AURP_EXTENSION);

@@ -1,6 +1,7 @@
 /* aurorapack verify: decode every file in memory and check size and
  * checksum; one line per file, exit 0 only if all are intact. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "frame.h"
@@ -16,7 +17,10 @@ int cmd_verify(int argc, char **argv)
         uint8_t *packed, *data = NULL;
         size_t plen, len = 0;
         if (cli_read_file(path, &packed, &plen, err, sizeof err)) {
-            printf("%s: FAILED: %s\n", path, err);
+            /* err is "PATH: reason": the line names the path once */
+            size_t n = strlen(path);
+            const char *reason = strncmp(err, path, n) == 0 && err[n] == ':' ? err + n + 2 : err;
+            printf("%s: FAILED: %s\n", path, reason);
             failed++;
             continue;
         }

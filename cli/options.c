@@ -212,6 +212,7 @@ cli_encoder *cli_encoder_open(const cli_options *o)
 const aurp_image_encoder *cli_encoder_for(cli_encoder *e, uint32_t width, uint32_t height,
                                           char *err, size_t err_len)
 {
+    if (err_len) err[0] = '\0';
     if (!e->use_gpu) return NULL;
     if (e->gpu && width <= e->max_w && height <= e->max_h) return &e->enc;
     if (e->gpu) aurp_gpu_close(e->gpu);

@@ -14,7 +14,7 @@
 #define PROB_ONE (1u << PROB_BITS)
 #define ADAPT 4
 #define TOP (1u << 24)
-#define O2_HASH_BITS 12
+#define O2_HASH_BITS 8
 
 typedef struct {
     uint16_t o1[256 * 256];                 /* [previous byte][tree node] */

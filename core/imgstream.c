@@ -238,3 +238,55 @@ void aurp_stream_view_free(aurp_stream_view *v)
     v->count = v->freq = v->cum = NULL;
     v->seg_off = NULL;
 }
+
+/* Mirrors aurp_plan_build (core/rans.c) step for step on the slice; the
+ * bins outside the slice are all below T' by the caller's promise, so they
+ * move neither T- nor T+ and only add to the escapes (total - coded). */
+aurp_status aurp_plan_build_range(const uint64_t *hist, int32_t e_lo, uint32_t n, uint64_t total,
+                                  int threshold, aurp_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->threshold = threshold;
+    if (n > 0 && (e_lo < -AURP_RESIDUAL_MAX || (int64_t)e_lo + n - 1 > AURP_RESIDUAL_MAX))
+        return AURP_ERR_PARAM;
+    uint64_t tq = threshold > 1 ? (uint64_t)threshold : 1; /* T' = max(T, 1) */
+    int64_t lo = -1, hi = -2;
+    for (uint32_t i = 0; i < n; i++)
+        if (hist[i] >= tq) {
+            if (lo < 0) lo = i;
+            hi = i;
+        }
+    if (lo < 0) {
+        plan->t_lo = 1;
+        plan->t_hi = 0;
+        plan->nsym = 1;
+    } else {
+        plan->t_lo = e_lo + (int32_t)lo;
+        plan->t_hi = e_lo + (int32_t)hi;
+        plan->nsym = (uint32_t)(hi - lo + 2);
+    }
+    plan->total = total;
+    plan->count = calloc(plan->nsym, sizeof *plan->count);
+    plan->freq = calloc(plan->nsym, sizeof *plan->freq);
+    plan->cum = calloc((size_t)plan->nsym + 1, sizeof *plan->cum);
+    if (!plan->count || !plan->freq || !plan->cum) {
+        aurp_plan_free(plan);
+        return AURP_ERR_NOMEM;
+    }
+    uint64_t coded = 0;
+    for (uint32_t s = 0; s + 1 < plan->nsym; s++) {
+        plan->count[s] = (uint32_t)hist[lo + s];
+        coded += hist[lo + s];
+    }
+    if (coded > total) {
+        aurp_plan_free(plan);
+        return AURP_ERR_PARAM;
+    }
+    plan->escapes = total - coded;
+    plan->count[plan->nsym - 1] = (uint32_t)plan->escapes;
+    if (aurp_normalize(plan->count, plan->nsym, plan->freq, plan->cum) != AURP_OK) {
+        aurp_plan_free(plan);
+        return AURP_ERR_PARAM;
+    }
+    return AURP_OK;
+}

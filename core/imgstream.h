@@ -48,6 +48,17 @@ typedef struct {
 aurp_status aurp_plan_build(const uint64_t *hist, int threshold, aurp_plan *plan);
 void aurp_plan_free(aurp_plan *plan);
 
+/* The same plan as aurp_plan_build, from a slice of the histogram:
+ * hist[i] is the count of residual e_lo + i, i < n, and total the number of
+ * pixels.  Every residual outside the slice must occur fewer than max(T, 1)
+ * times (the caller's promise: the slice covers [T-, T+]), so that T-/T+ lie
+ * in it and everything outside is an escape.  It lets a backend that finds
+ * T-/T+ itself (the GPU) copy and scan a few hundred bins instead of 131071.
+ * Returns AURP_OK, AURP_ERR_NOMEM, or AURP_ERR_PARAM for a slice outside
+ * [-65535, 65535] or counts that cannot be normalised. */
+aurp_status aurp_plan_build_range(const uint64_t *hist, int32_t e_lo, uint32_t n, uint64_t total,
+                                  int threshold, aurp_plan *plan);
+
 /* Normalises counts to frequencies summing to 2^AURP_PROB_BITS (used by
  * aurp_plan_build and by the decoder on the stored counts). */
 aurp_status aurp_normalize(const uint32_t *count, uint32_t nsym, uint32_t *freq, uint32_t *cum);

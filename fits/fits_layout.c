@@ -8,7 +8,9 @@
  *     all there, and the missing padding costs nothing to restore;
  *   - bytes after the last HDU that do not form another HDU are "trailing
  *     bytes": the file stays FITS (its images are still found) and the
- *     trailing bytes are packed as general bytes like any other;
+ *     trailing bytes are packed as general bytes like any other; but bytes
+ *     that start with "XTENSION=" and do not form a whole header are a file
+ *     cut inside that extension (or still being written): not FITS;
  *   - tile-compressed images (BINTABLE with ZIMAGE = T) are tables here:
  *     their bytes are already compressed.
  */
@@ -194,6 +196,16 @@ void frame_layout_of(const uint8_t *file, size_t len, frame_layout *out)
         return;
     }
     out->trailing_bytes = end_of_hdus < len ? len - end_of_hdus : 0;
+    /* An extension header that cfitsio could not read is a file cut (or
+     * still being written) inside that HDU, not junk after the end. */
+    if (out->trailing_bytes >= 9 && memcmp(file + end_of_hdus, "XTENSION=", 9) == 0) {
+        set_why(out, "truncated: header of HDU %d at byte %llu is incomplete, file has %zu",
+                nhdus + 1, end_of_hdus, len);
+        out->kind = FRAME_NOT_FITS;
+        out->nregions = 0;
+        out->trailing_bytes = 0;
+        return;
+    }
     if (out->nregions > 0) {
         out->kind = FRAME_FITS_IMAGE;
         out->why[0] = '\0';

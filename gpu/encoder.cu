@@ -5,9 +5,11 @@
  *                  its band [c0, c1) (its sums start N+M-1 columns left of
  *                  c0, the halo its windows reach); a device g > 0 sends its
  *                  band of residuals to device 0 (peer copy);
- *   device 0       histogram -> host; the host builds the plan with the
- *                  core's aurp_plan_build (tiny, and the one definition of
- *                  T-, T+ and the frequencies); device 0 rANS-codes the
+ *   device 0       histogram; T-/T+ found on the device and only the bins
+ *                  of [T-, T+] sent to the host, which builds the plan with
+ *                  the core's aurp_plan_build_range (the same plan as
+ *                  aurp_plan_build, the one definition of the frequencies);
+ *                  the host sends freq/cum back; device 0 rANS-codes the
  *                  segments and assembles segment lengths, segments and
  *                  escapes; -> host; aurp_stream_write adds header and table.
  * All buffers are allocated in aurp_gpu_open for the largest frame and reused.
@@ -45,7 +47,8 @@ struct aurp_gpu {
     char label[8 * AURP_GPU_MAX_DEVICES];
     /* pinned host */
     uint8_t *h_in;      /* frame staging (the caller may fill it directly) */
-    uint32_t *h_hist;   /* [AURP_GPU_HIST_BINS] */
+    uint32_t *h_hist;   /* [AURP_GPU_HIST_BINS]: [T-, T+] when wider than the slice */
+    uint64_t *h_range;  /* {first, last} bin of [T-, T+], then its first bins */
     uint32_t *h_table;  /* freq[nsym] then cum[nsym + 1] */
     uint64_t *h_totals; /* [2] */
     uint8_t *h_body;    /* seg lengths | segments | escapes */
@@ -54,6 +57,8 @@ struct aurp_gpu {
     /* device 0 */
     int32_t *d_e;       /* residuals of the whole frame */
     uint32_t *d_hist, *d_table;
+    uint64_t *d_range;  /* gpu_hist_range's output */
+    uint4 *d_symtab;    /* per-symbol coder entries */
     uint8_t *d_scratch, *d_body;
     size_t slot;
     uint32_t *d_seg; /* seg_len | seg_esc | seg_off | esc_off, max_seg each */
@@ -190,6 +195,8 @@ extern "C" aurp_status aurp_gpu_open(const int *devices, int ndevices, uint32_t 
         OPEN_CK(d0, cudaMalloc((void **)&g->d_e, 4 * g->max_px));
         OPEN_CK(d0, cudaMalloc((void **)&g->d_hist, 4 * (size_t)AURP_GPU_HIST_BINS));
         OPEN_CK(d0, cudaMalloc((void **)&g->d_table, 4 * (2 * (size_t)AURP_GPU_HIST_BINS + 4)));
+        OPEN_CK(d0, cudaMalloc((void **)&g->d_range, 8 * (2 + (size_t)AURP_GPU_SLICE_CAP)));
+        OPEN_CK(d0, cudaMalloc((void **)&g->d_symtab, sizeof(uint4) * ((size_t)AURP_GPU_HIST_BINS + 1)));
         OPEN_CK(d0, cudaMalloc((void **)&g->d_scratch, g->slot * g->max_seg));
         OPEN_CK(d0, cudaMalloc((void **)&g->d_body, g->body_cap));
         OPEN_CK(d0, cudaMalloc((void **)&g->d_seg, 16 * (size_t)g->max_seg));
@@ -206,6 +213,8 @@ extern "C" aurp_status aurp_gpu_open(const int *devices, int ndevices, uint32_t 
         }
         OPEN_CK(d0, cudaHostAlloc((void **)&g->h_in, 2 * g->max_px, cudaHostAllocPortable));
         OPEN_CK(d0, cudaHostAlloc((void **)&g->h_hist, 4 * (size_t)AURP_GPU_HIST_BINS, cudaHostAllocPortable));
+        OPEN_CK(d0, cudaHostAlloc((void **)&g->h_range, 8 * (2 + (size_t)AURP_GPU_SLICE_CAP),
+                                  cudaHostAllocPortable));
         OPEN_CK(d0, cudaHostAlloc((void **)&g->h_table, 4 * (2 * (size_t)AURP_GPU_HIST_BINS + 4),
                                   cudaHostAllocPortable));
         OPEN_CK(d0, cudaHostAlloc((void **)&g->h_totals, 2 * sizeof(uint64_t), cudaHostAllocPortable));
@@ -300,22 +309,35 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
         CK(d->ordinal, cudaEventRecord(d->band_done, d->stream));
     }
 
-    /* device 0: histogram -> plan on the host */
+    /* device 0: histogram, T-/T+ and the bins between them -> plan on the host */
     struct gpu_device *z = &g->dev[0];
     CK(d0, cudaSetDevice(d0));
     for (int i = 1; i < G; i++) CK(d0, cudaStreamWaitEvent(z->stream, g->dev[i].band_done, 0));
     MARK(3);
+    const uint32_t tq = p->threshold > 1 ? (uint32_t)p->threshold : 1u; /* T' */
     CK(d0, cudaMemsetAsync(g->d_hist, 0, 4 * (size_t)AURP_GPU_HIST_BINS, z->stream));
     CK(d0, gpu_histogram(g->d_e, px, g->d_hist, z->stream));
-    CK(d0, cudaMemcpyAsync(g->h_hist, g->d_hist, 4 * (size_t)AURP_GPU_HIST_BINS, cudaMemcpyDeviceToHost,
-                           z->stream));
+    CK(d0, gpu_hist_range(g->d_hist, tq, g->d_range, z->stream));
+    CK(d0, cudaMemcpyAsync(g->h_range, g->d_range, 8 * (2 + (size_t)AURP_GPU_SLICE_CAP),
+                           cudaMemcpyDeviceToHost, z->stream));
     MARK(4);
     CK(d0, cudaStreamSynchronize(z->stream));
     struct timespec tp0, tp1;
     clock_gettime(CLOCK_MONOTONIC, &tp0);
-    for (int i = 0; i < AURP_GPU_HIST_BINS; i++) g->hist64[i] = g->h_hist[i];
+    const int64_t r_lo = (int64_t)g->h_range[0], r_hi = (int64_t)g->h_range[1];
+    const uint32_t r_n = r_hi >= r_lo ? (uint32_t)(r_hi - r_lo + 1) : 0;
+    const uint64_t *slice = g->h_range + 2;
+    if (r_n > AURP_GPU_SLICE_CAP) {
+        /* a wide coded range (rare: tiny T on a noisy frame): fetch it all */
+        CK(d0, cudaMemcpyAsync(g->h_hist, g->d_hist + r_lo, 4 * (size_t)r_n, cudaMemcpyDeviceToHost,
+                               z->stream));
+        CK(d0, cudaStreamSynchronize(z->stream));
+        for (uint32_t i = 0; i < r_n; i++) g->hist64[i] = g->h_hist[i];
+        slice = g->hist64;
+    }
     aurp_plan plan;
-    st = aurp_plan_build(g->hist64, p->threshold, &plan);
+    st = aurp_plan_build_range(slice, (int32_t)(r_n ? r_lo : 0) - AURP_RESIDUAL_MAX, r_n, px,
+                               p->threshold, &plan);
     if (st != AURP_OK) return fail(err, st, "%s: cannot build the coding plan", g->label);
 
     /* device 0: segments, escapes -> host */
@@ -332,8 +354,7 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
     a.t_lo = plan.t_lo;
     a.t_hi = plan.t_hi;
     a.esc_sym = plan.nsym - 1;
-    a.freq = g->d_table;
-    a.cum = g->d_table + plan.nsym;
+    a.sym_tab = g->d_symtab;
     a.prob_bits = AURP_PROB_BITS;
     a.seg_log2 = AURP_SEG_LOG2;
     a.nseg = nseg;
@@ -348,7 +369,8 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
     cudaError_t rc = cudaMemcpyAsync(g->d_table, g->h_table, 4 * (2 * (size_t)plan.nsym + 1),
                                      cudaMemcpyHostToDevice, z->stream);
     MARK(5);
-    if (rc == cudaSuccess) rc = gpu_code_segments(&a, z->stream);
+    if (rc == cudaSuccess)
+        rc = gpu_code_segments(&a, g->d_table, g->d_table + plan.nsym, plan.nsym, g->d_symtab, z->stream);
     MARK(6);
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(g->h_totals, g->d_totals, 2 * sizeof(uint64_t), cudaMemcpyDeviceToHost, z->stream);
@@ -429,12 +451,15 @@ extern "C" void aurp_gpu_close(aurp_gpu *g)
             cudaFree(g->d_e);
             cudaFree(g->d_hist);
             cudaFree(g->d_table);
+            cudaFree(g->d_range);
+            cudaFree(g->d_symtab);
             cudaFree(g->d_scratch);
             cudaFree(g->d_body);
             cudaFree(g->d_seg);
             cudaFree(g->d_totals);
             cudaFreeHost(g->h_in);
             cudaFreeHost(g->h_hist);
+            cudaFreeHost(g->h_range);
             cudaFreeHost(g->h_table);
             cudaFreeHost(g->h_totals);
             cudaFreeHost(g->h_body);

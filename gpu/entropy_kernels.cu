@@ -36,41 +36,145 @@ cudaError_t gpu_histogram(const int32_t *e, size_t count, uint32_t *hist, cudaSt
     return cudaGetLastError();
 }
 
-/* One thread per segment: symbols in reverse order, bytes back to front
- * into the end of the segment's slot (FORMAT.md 2.5). */
-__global__ void rans_kernel(gpu_code_args a)
+/* T-/T+ on the device (FORMAT.md 2.2), so that the host copies and scans
+ * only the coded range instead of 131071 bins: one block finds the first
+ * and last bin with count >= T', then copies up to AURP_GPU_SLICE_CAP bins
+ * of [T-, T+] (as uint64, the core's histogram type) behind a 2-word header
+ * {first bin, last bin}; first > last when no bin qualifies. */
+#define RANGE_THREADS 1024
+
+__global__ void __launch_bounds__(RANGE_THREADS)
+    hist_range_kernel(const uint32_t *__restrict__ hist, uint32_t tq, uint64_t *__restrict__ out)
+{
+    __shared__ int lo_s, hi_s;
+    if (threadIdx.x == 0) lo_s = AURP_GPU_HIST_BINS, hi_s = -1;
+    __syncthreads();
+    int lo = AURP_GPU_HIST_BINS, hi = -1;
+    for (int i = threadIdx.x; i < AURP_GPU_HIST_BINS; i += RANGE_THREADS)
+        if (hist[i] >= tq) {
+            lo = min(lo, i);
+            hi = max(hi, i);
+        }
+    for (int o = 16; o > 0; o >>= 1) {
+        lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+        hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicMin(&lo_s, lo);
+        atomicMax(&hi_s, hi);
+    }
+    __syncthreads();
+    lo = lo_s, hi = hi_s;
+    if (threadIdx.x == 0) out[0] = (uint64_t)lo, out[1] = (uint64_t)(int64_t)hi;
+    int n = hi - lo + 1;
+    if (n > AURP_GPU_SLICE_CAP) n = AURP_GPU_SLICE_CAP;
+    for (int i = threadIdx.x; i < n; i += RANGE_THREADS) out[2 + i] = hist[lo + i];
+}
+
+cudaError_t gpu_hist_range(const uint32_t *hist, uint32_t tq, uint64_t *out, cudaStream_t st)
+{
+    hist_range_kernel<<<1, RANGE_THREADS, 0, st>>>(hist, tq, out);
+    return cudaGetLastError();
+}
+
+/* Per symbol, the encoder step of FORMAT.md 2.5 without / and %
+ * (ryg_rans RansEncSymbolInit, Alverson's reciprocal):
+ *   q = umulhi(x, rcp) >> shift = x div f,   x' = x + bias + q * (2^P - f)
+ * which is (x div f) * 2^P + (x mod f) + cum.  With S = ceil(log2 f),
+ * rcp = ceil(2^(31+S) / f) (< 2^32 as f > 2^(S-1)) and shift = S - 1,
+ * q = floor(x rcp / 2^(31+S)) = floor(x/f + err), err < x / 2^(31+S).  The
+ * state before the step is below xmax = 2^11 f <= 2^31, so err < 2^-S <= 1/f,
+ * too small to carry x/f (fraction at most (f-1)/f) past the next integer:
+ * q is exact.  (The GPU tests' byte identity with the CPU coder checks it.)
+ * f = 1 cannot use a reciprocal below 1: rcp = 2^32-1, shift 0 gives
+ * q = x - 1, and bias = cum + 2^P - 1 restores x' = x * 2^P + cum.
+ * Entry: {rcp, xmax, bias, (2^P - f) | shift << 24}. */
+__global__ void rans_table_kernel(const uint32_t *__restrict__ freq, const uint32_t *__restrict__ cum,
+                                  uint32_t nsym, int prob_bits, uint4 *__restrict__ tab)
 {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
-    if (s >= a.nseg) return;
-    uint64_t first = (uint64_t)s << a.seg_log2;
+    if (s >= nsym) return;
+    uint32_t f = freq[s], c = cum[s];
+    const uint32_t L = 1u << 23;
+    uint4 t;
+    t.y = ((L >> prob_bits) << 8) * f;
+    if (f < 2) {
+        t.x = 0xffffffffu;
+        t.z = c + (1u << prob_bits) - 1;
+        t.w = (1u << prob_bits) - f;
+    } else {
+        uint32_t shift = 32 - __clz(f - 1); /* ceil(log2 f) */
+        t.x = (uint32_t)((((uint64_t)1 << (shift + 31)) + f - 1) / f);
+        t.z = c;
+        t.w = ((1u << prob_bits) - f) | (shift - 1) << 24;
+    }
+    tab[s] = t;
+}
+
+/* One block per segment.  The serial rANS chain (one state per segment, the
+ * format's choice) runs in one thread, so everything it touches is made
+ * ready in shared memory first: the block reads the segment's residuals
+ * coalesced, maps them to symbols and gathers each symbol's table entry
+ * (tab[i], 16 bytes) in parallel; then thread 0 walks the symbols backwards,
+ * writing bytes back to front into a shared buffer, with no global load on
+ * the dependency chain; then the block copies the bytes to the end of the
+ * segment's slot in scratch. */
+#define RANS_THREADS 256
+
+__global__ void __launch_bounds__(RANS_THREADS) rans_kernel(gpu_code_args a)
+{
+    extern __shared__ uint4 tab[]; /* [2^seg_log2] entries, then the byte buffer */
+    const uint32_t s = blockIdx.x;
+    const uint64_t first = (uint64_t)s << a.seg_log2;
     uint64_t last = first + ((uint64_t)1 << a.seg_log2);
     if (last > a.count) last = a.count;
-    uint8_t *end = a.scratch + (size_t)(s + 1) * a.slot;
-    uint8_t *p = end;
-    const uint32_t L = 1u << 23;
-    const uint32_t xmax_unit = (L >> a.prob_bits) << 8;
-    uint32_t x = L, esc = 0;
-    for (uint64_t i = last; i-- > first;) {
-        int32_t v = a.e[i];
-        uint32_t sym;
-        if (v >= a.t_lo && v <= a.t_hi) {
-            sym = (uint32_t)(v - a.t_lo);
-        } else {
-            sym = a.esc_sym;
-            esc++;
+    const uint32_t n = (uint32_t)(last - first);
+    uint8_t *buf = (uint8_t *)(tab + ((size_t)1 << a.seg_log2));
+    __shared__ uint32_t len_s;
+
+    uint32_t esc = 0;
+    for (uint32_t base = 0; base < n; base += RANS_THREADS) {
+        uint32_t i = base + threadIdx.x;
+        int out = 0;
+        if (i < n) {
+            int32_t v = a.e[first + i];
+            out = v < a.t_lo || v > a.t_hi;
+            tab[i] = a.sym_tab[out ? a.esc_sym : (uint32_t)(v - a.t_lo)];
         }
-        uint32_t f = a.freq[sym], c = a.cum[sym];
-        uint32_t xmax = xmax_unit * f;
-        while (x >= xmax) {
-            *--p = (uint8_t)(x & 0xff);
-            x >>= 8;
-        }
-        x = ((x / f) << a.prob_bits) + (x % f) + c;
+        esc += (uint32_t)__syncthreads_count(out); /* also the barrier before the chain */
     }
-    p -= 4;
-    p[0] = (uint8_t)x, p[1] = (uint8_t)(x >> 8), p[2] = (uint8_t)(x >> 16), p[3] = (uint8_t)(x >> 24);
-    a.seg_len[s] = (uint32_t)(end - p);
-    a.seg_esc[s] = esc;
+
+    if (threadIdx.x == 0) {
+        uint8_t *const end = buf + a.slot;
+        uint8_t *p = end;
+        uint32_t x = 1u << 23;
+        uint4 t = tab[n - 1];
+        for (uint32_t i = n; i-- > 0;) {
+            const uint4 nt = tab[i ? i - 1 : 0]; /* next entry, off the chain */
+            /* renormalise: x < 2^31 and xmax >= 2^11, so at most 3 bytes;
+             * c3 => c2 => c1, so the bytes are the low ones in order */
+            const uint32_t c1 = x >= t.y, c2 = (x >> 8) >= t.y, c3 = (x >> 16) >= t.y;
+            if (c1) p[-1] = (uint8_t)x;
+            if (c2) p[-2] = (uint8_t)(x >> 8);
+            if (c3) p[-3] = (uint8_t)(x >> 16);
+            const uint32_t nb = c1 + c2 + c3;
+            p -= nb;
+            x >>= 8 * nb;
+            const uint32_t q = __umulhi(x, t.x) >> (t.w >> 24);
+            x = x + t.z + q * (t.w & 0xffffffu);
+            t = nt;
+        }
+        p -= 4;
+        p[0] = (uint8_t)x, p[1] = (uint8_t)(x >> 8), p[2] = (uint8_t)(x >> 16), p[3] = (uint8_t)(x >> 24);
+        len_s = (uint32_t)(end - p);
+        a.seg_len[s] = len_s;
+        a.seg_esc[s] = esc;
+    }
+    __syncthreads();
+    const uint32_t len = len_s;
+    const uint8_t *src = buf + a.slot - len;
+    uint8_t *dst = a.scratch + (size_t)(s + 1) * a.slot - len;
+    for (uint32_t i = threadIdx.x; i < len; i += RANS_THREADS) dst[i] = src[i];
 }
 
 #define SCAN_THREADS 1024
@@ -144,11 +248,20 @@ __global__ void __launch_bounds__(GATHER_THREADS) gather_kernel(gpu_code_args a)
     }
 }
 
-cudaError_t gpu_code_segments(const gpu_code_args *a, cudaStream_t st)
+cudaError_t gpu_code_segments(const gpu_code_args *a, const uint32_t *freq, const uint32_t *cum,
+                              uint32_t nsym, uint4 *sym_tab, cudaStream_t st)
 {
-    if (a->nseg == 0 || a->nseg > SCAN_THREADS * SCAN_ITEMS) return cudaErrorInvalidValue;
-    rans_kernel<<<(a->nseg + 63) / 64, 64, 0, st>>>(*a);
+    if (a->nseg == 0 || a->nseg > SCAN_THREADS * SCAN_ITEMS || a->sym_tab != sym_tab) return cudaErrorInvalidValue;
+    rans_table_kernel<<<(nsym + 255) / 256, 256, 0, st>>>(freq, cum, nsym, a->prob_bits, sym_tab);
     cudaError_t r = cudaGetLastError();
+    if (r != cudaSuccess) return r;
+    size_t shmem = ((size_t)16 << a->seg_log2) + a->slot;
+    /* over the 48 KB default: opt in (cheap, per call so that every device
+     * and thread has it) */
+    r = cudaFuncSetAttribute(rans_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shmem);
+    if (r != cudaSuccess) return r;
+    rans_kernel<<<a->nseg, RANS_THREADS, shmem, st>>>(*a);
+    r = cudaGetLastError();
     if (r != cudaSuccess) return r;
     scan_kernel<<<1, SCAN_THREADS, 0, st>>>(*a);
     r = cudaGetLastError();

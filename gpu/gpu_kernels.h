@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #define AURP_GPU_HIST_BINS 131071 /* residual e at index e + 65535 */
+#define AURP_GPU_SLICE_CAP 4094   /* bins of [T-, T+] sent with the range: 32 KB with its header */
 
 /* be16 (FITS BITPIX=16 big-endian) -> u = bits XOR 0x8000. */
 cudaError_t gpu_unpack(const uint8_t *be16, uint16_t *x, size_t count, cudaStream_t st);
@@ -28,6 +29,10 @@ cudaError_t gpu_predict(const uint16_t *x, uint32_t width, uint32_t height, cons
 /* hist[e + 65535] += 1 for the count residuals (hist zeroed by the caller). */
 cudaError_t gpu_histogram(const int32_t *e, size_t count, uint32_t *hist, cudaStream_t st);
 
+/* out[0] = first bin with count >= tq, out[1] = last (first > last: none),
+ * out[2..] = the counts of bins out[0].. (at most AURP_GPU_SLICE_CAP). */
+cudaError_t gpu_hist_range(const uint32_t *hist, uint32_t tq, uint64_t *out, cudaStream_t st);
+
 /* The coding stage after the plan: every segment of 2^seg_log2 symbols
  * rANS-coded by one thread into its slot of scratch (slot bytes each, written
  * back to front), then the body the stream carries after its count table
@@ -39,7 +44,7 @@ typedef struct {
     uint64_t count;
     int32_t t_lo, t_hi;
     uint32_t esc_sym;
-    const uint32_t *freq, *cum;
+    const uint4 *sym_tab; /* [nsym] coder entries, built by gpu_code_segments */
     int prob_bits;
     int seg_log2;
     uint32_t nseg;
@@ -50,6 +55,7 @@ typedef struct {
     uint8_t *body;
 } gpu_code_args;
 
-cudaError_t gpu_code_segments(const gpu_code_args *a, cudaStream_t st);
+cudaError_t gpu_code_segments(const gpu_code_args *a, const uint32_t *freq, const uint32_t *cum,
+                              uint32_t nsym, uint4 *sym_tab, cudaStream_t st);
 
 #endif

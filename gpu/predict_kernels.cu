@@ -3,8 +3,9 @@
  * operation.  Built with --fmad=false and IEEE division (the nvcc default):
  * every double here is the double the CPU computes.
  *
- * Work split: gpu_lag_sums scans each (lag d, column q) down the rows, so
- * P[d][m][q] holds the exact sum over the rows above m.  gpu_predict runs one
+ * Work split: gpu_lag_sums scans each (lag d, column q) down the rows (a
+ * blocked two-level scan), so P[d][m][q] holds the exact sum over the rows
+ * above m.  gpu_predict runs one
  * block per (row, 128-column tile): the block loads the tile's P rows plus
  * the N+M-1 halo columns into shared memory as prefix sums along the row
  * (uint64, modular: a window is a difference of two entries and is exact
@@ -30,21 +31,43 @@ cudaError_t gpu_unpack(const uint8_t *be16, uint16_t *x, size_t count, cudaStrea
     return cudaGetLastError();
 }
 
-__global__ void lag_sums_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H, uint32_t lo,
-                                uint32_t c1, uint64_t *__restrict__ P)
+/* Lag sums as a two-level scan down the rows: a walk of H rows per (d, q)
+ * thread left too few threads (12k at 1024^2, N=11) each waiting on H
+ * dependent steps.  Here a block is 32 columns x 32 row chunks of one lag:
+ * each thread sums its chunk, the chunk sums are scanned in shared memory,
+ * and each thread then writes the running sums of its chunk from its
+ * chunk's offset.  Integer adds are exact and associative, so the order
+ * does not matter.  Warps run along columns: loads of x and stores of P are
+ * coalesced. */
+#define LAG_COLS 32
+#define LAG_CHUNKS 32
+
+__global__ void __launch_bounds__(LAG_COLS *LAG_CHUNKS)
+    lag_sums_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H, uint32_t lo, uint32_t c1,
+                    uint64_t *__restrict__ P)
 {
-    uint32_t span = c1 - lo;
-    uint32_t qi = blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t d = blockIdx.y;
-    if (qi >= span) return;
-    uint32_t q = lo + qi;
-    bool valid = q + d < c1;
-    uint64_t *out = P + (size_t)d * H * span + qi;
+    __shared__ uint64_t part[LAG_CHUNKS][LAG_COLS + 1];
+    const uint32_t span = c1 - lo;
+    const uint32_t qi = blockIdx.x * LAG_COLS + threadIdx.x;
+    const uint32_t d = blockIdx.y;
+    const uint32_t chunk = (H + LAG_CHUNKS - 1) / LAG_CHUNKS;
+    const uint32_t m0 = min(H, threadIdx.y * chunk), m1 = min(H, m0 + chunk);
+    const uint32_t q = lo + qi;
+    const bool inside = qi < span;
+    const bool valid = inside && q + d < c1;
     const uint16_t *col = x + q;
     uint64_t acc = 0;
-    for (uint32_t m = 0; m < H; m++) {
-        out[(size_t)m * span] = acc;
-        if (valid) acc += (uint64_t)col[(size_t)m * W] * col[(size_t)m * W + d];
+    if (valid)
+        for (uint32_t m = m0; m < m1; m++) acc += (uint64_t)col[(size_t)m * W] * col[(size_t)m * W + d];
+    part[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (!inside) return;
+    uint64_t pre = 0;
+    for (uint32_t c = 0; c < threadIdx.y; c++) pre += part[c][threadIdx.x];
+    uint64_t *out = P + (size_t)d * H * span + qi;
+    for (uint32_t m = m0; m < m1; m++) {
+        out[(size_t)m * span] = pre;
+        if (valid) pre += (uint64_t)col[(size_t)m * W] * col[(size_t)m * W + d];
     }
 }
 
@@ -52,8 +75,8 @@ cudaError_t gpu_lag_sums(const uint16_t *x, uint32_t width, uint32_t height, uin
                          uint32_t c1, int order, uint64_t *P, cudaStream_t st)
 {
     uint32_t span = c1 - lo;
-    dim3 grid((span + 127) / 128, (unsigned)order + 1);
-    lag_sums_kernel<<<grid, 128, 0, st>>>(x, width, height, lo, c1, P);
+    dim3 grid((span + LAG_COLS - 1) / LAG_COLS, (unsigned)order + 1);
+    lag_sums_kernel<<<grid, dim3(LAG_COLS, LAG_CHUNKS), 0, st>>>(x, width, height, lo, c1, P);
     return cudaGetLastError();
 }
 

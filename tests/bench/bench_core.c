@@ -116,8 +116,8 @@ static int bench(const char *name, const uint8_t *file, size_t len, aurp_region 
     /* compression: image chunk against its ideal; other chunks as coded */
     aurp_info info;
     aurp_inspect(packed, plen, &info, &err);
-    double ideal = 0, other = 32;
-    size_t pos = 32;
+    double ideal = 0, other = 40;
+    size_t pos = 40;
     for (int c = 0; c < info.nchunks; c++) {
         other += 24;
         if (info.chunks[c].method == AURP_CHUNK_IMAGE) ideal += ideal_bits(packed + pos + 24, info.chunks[c].enc_len) / 8;

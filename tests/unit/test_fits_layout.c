@@ -269,6 +269,30 @@ Test(fits_layout, truncated_header_is_not_fits)
     free(buf);
 }
 
+Test(fits_layout, file_cut_inside_an_extension_header_is_not_fits)
+{
+    fitsfile *f = create("two.fits");
+    long a[2] = {30, 20}, b[2] = {7, 9};
+    add_image(f, SHORT_IMG, 2, a);
+    add_image(f, SHORT_IMG, 2, b);
+    finish(f);
+    size_t len;
+    uint8_t *buf = load("two.fits", &len);
+    frame_layout l;
+    frame_layout_of(buf, len, &l);
+    cr_assert_eq(l.kind, FRAME_FITS_IMAGE, "why: %s", l.why);
+    size_t second = 2 * 2880; /* 1 header block + 1 data block */
+    cr_assert(memcmp(buf + second, "XTENSION=", 9) == 0);
+    frame_layout_of(buf, second + 1000, &l);
+    cr_assert_eq(l.kind, FRAME_NOT_FITS, "kind %d why %s", l.kind, l.why);
+    cr_assert_not_null(strstr(l.why, "truncated: header of HDU 2"), "why: %s", l.why);
+    /* cut inside the second HDU's data */
+    frame_layout_of(buf, second + 2880 + 10, &l);
+    cr_assert_eq(l.kind, FRAME_NOT_FITS, "kind %d why %s", l.kind, l.why);
+    cr_assert_not_null(strstr(l.why, "data of HDU 2"), "why: %s", l.why);
+    free(buf);
+}
+
 Test(fits_layout, missing_final_padding_is_accepted)
 {
     size_t len;

@@ -1,0 +1,77 @@
+#!/bin/bash
+# aurorad on the device machine: the real daemon, real directories, the
+# simulator writing 1024 x 1024 frames, with 1, 2, ... GPUs in column-split
+# and frame-parallel mode.  Prints per-frame latency (median, p90, max) from
+# the daemon's own JSON log lines.  Binaries and the shared libraries they
+# need (libuv, cfitsio, libyaml, libsystemd: not installed on those machines)
+# come in the carried folder .carry/ (scripts/carry-for-device.sh makes it).
+#   scripts/device-daemon.sh [FRAMES] [INTERVAL_SECONDS]
+set -u
+cd "$(dirname "$0")/.."
+CARRY=${CARRY:-.carry}
+export LD_LIBRARY_PATH=$PWD/$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+BIN=$PWD/$CARRY/bin
+OUTDIR=${OUT:-/tmp/aurorad-device}
+mkdir -p "$OUTDIR"
+FRAMES=${1:-30}
+INTERVAL=${2:-0.5}
+NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
+echo "device-daemon: $NGPU GPU(s), $FRAMES frames at ${INTERVAL}s, then a burst of $FRAMES"
+
+run_case() { # gpus split
+    local g=$1 split=$2 name="g$1-$2" root=/tmp/ad-$1-$2
+    rm -rf "$root"; mkdir -p "$root"/{incoming,outbox,done,quarantine,state}
+    cat > "$root/aurorad.yaml" <<YAML
+incoming_dir: $root/incoming
+outbox_dir: $root/outbox
+done_dir: $root/done
+quarantine_dir: $root/quarantine
+state_dir: $root/state
+codec: {order: 11, equations: 7, threshold: 13}
+gpus: $g
+split: $split
+budget_seconds: 15
+verify: true
+settle_ms: 100
+rescan_seconds: 2
+log_prefix: false
+YAML
+    "$BIN/aurorad" -c "$root/aurorad.yaml" 2> "$OUTDIR/$name.log" &
+    local pid=$!
+    sleep 2
+    # steady stream (latency), then a burst written at once (throughput)
+    "$BIN/aurorasim" -q --count "$FRAMES" --interval "$INTERVAL" --seed 7 "$root/incoming"
+    "$BIN/aurorasim" -q --count "$FRAMES" --interval 0 --seed 8 --start-index 1000 "$root/incoming"
+    local want=$((2 * FRAMES)) t=0
+    while [ "$(ls "$root/outbox" | grep -c '\.aurp$')" -lt "$want" ] && [ $t -lt 600 ]; do
+        sleep 0.5; t=$((t + 1))
+    done
+    kill -TERM $pid; wait $pid; echo "aurorad exit $?"
+    python3 - "$OUTDIR/$name.log" "$name" "$FRAMES" <<'PY'
+import json, sys, statistics as st
+path, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+frames = []
+for line in open(path):
+    line = line.strip()
+    if line.startswith('<'): line = line[line.index('>') + 1:]
+    try: j = json.loads(line)
+    except ValueError: continue
+    if j.get('event') == 'frame': frames.append(j)
+def row(label, fs):
+    if not fs: print(f"{name:14s} {label:7s} no frames"); return
+    lat = sorted(f['latency_ms'] for f in fs); enc = sorted(f.get('encode_ms', 0) for f in fs)
+    q = lambda a, p: a[min(len(a) - 1, int(p * len(a)))]
+    devs = sorted({str(f.get('device')) for f in fs})
+    print(f"{name:14s} {label:7s} frames {len(fs):3d}  latency ms median {st.median(lat):8.1f} p90 {q(lat,.9):8.1f} max {lat[-1]:8.1f}"
+          f"  encode ms median {st.median(enc):7.1f}  bpp {st.mean(f['bpp'] for f in fs):.3f}  devices {','.join(devs)}")
+row('steady', frames[:n]); row('burst', frames[n:])
+PY
+}
+
+run_case 0 frames
+for g in 1 2 4; do
+    [ "$g" -le "$NGPU" ] || continue
+    run_case "$g" columns
+    [ "$g" -gt 1 ] && run_case "$g" frames
+done
+exit 0
