@@ -10,7 +10,7 @@ $(OBJ)/core/%.o: core/%.c
 
 $(CORE_LIB): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 all: $(CORE_LIB)
 

@@ -8,7 +8,7 @@ AURORAD := $(BIN)/aurorad
 
 $(DAEMON_LIB): $(DAEMON_OBJ)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(AURORAD): $(OBJ)/daemon/aurorad.o $(DAEMON_LIB) $(FRAME_LIB) $(FITS_LIB) $(GPU_LIB) $(SIM_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)

@@ -5,6 +5,6 @@ FITS_LIB := $(BUILD)/lib/libaurfits.a
 
 $(FITS_LIB): $(FITS_OBJ)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 all: $(FITS_LIB)

@@ -5,6 +5,6 @@ FRAME_LIB := $(BUILD)/lib/libaurframe.a
 
 $(FRAME_LIB): $(FRAME_OBJ)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 all: $(FRAME_LIB)

@@ -31,7 +31,7 @@ endif
 
 $(GPU_LIB): $(GPU_OBJ)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 all: $(GPU_LIB)
 

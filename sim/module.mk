@@ -8,7 +8,7 @@ AURORASIM_OBJ := $(AURORASIM_SRC:%.c=$(OBJ)/%.o)
 
 $(SIM_LIB): $(SIM_OBJ)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BIN)/aurorasim: $(AURORASIM_OBJ) $(SIM_LIB)
 	@mkdir -p $(dir $@)

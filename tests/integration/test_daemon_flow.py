@@ -79,9 +79,10 @@ def simulate_async_slow(incoming, seconds):
 
 
 def test_startup_backlog_drains_without_starving_new_frames(daemon_factory, tmp_path):
-    # two CPU workers, one thread each: the backlog takes a few seconds
+    # two CPU workers, one thread each: a backlog of 512 x 512 frames takes
+    # several seconds, far longer than moving the new frames in
     d = daemon_factory(cpu_workers=2, cpu_threads=1)
-    backlog = simulate(d.incoming, 24, 256, 256, seed=5, prefix="old_")
+    backlog = simulate(d.incoming, 40, 512, 512, seed=5, prefix="old_")
     old = time.time() - 3600  # written an hour ago, before the daemon started
     for p in backlog:
         os.utime(p, (old, old))
