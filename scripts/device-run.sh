@@ -2,7 +2,8 @@
 # Everything the GPU encoder needs on the device machine, in one call:
 # build, GPU tests (byte-identical to the CPU encoder), compute-sanitizer
 # memcheck + racecheck on small frames, and the benchmark.  Logs go to $OUT.
-#   run tool:  scripts/device-run.sh [test|sanitize|bench ...]   (carry .carry)
+#   run tool:  scripts/device-run.sh [test|sanitize|bench|cli|daemon ...]   (carry .carry)
+# Default: test sanitize bench cli daemon.
 # Frames: .carry/data/*.fits (copy them from ../shared/data first:
 #   mkdir -p .carry/data && cp ../shared/data/*.fits .carry/data/).
 set -u
@@ -11,7 +12,7 @@ OUT=${OUT:-/tmp/aurp-device-out}
 mkdir -p "$OUT"
 DATA=${AURP_SHARED_DATA:-.carry/data}
 B=build/device
-steps=${*:-test sanitize bench}
+steps=${*:-test sanitize bench cli daemon}
 status=0
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/gpus.txt"
 make -s BUILD=$B -j"$(nproc)" gpu-check >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
@@ -37,6 +38,32 @@ for s in $steps; do
         $B/tests/gpu/aurp-gpu-bench -n 200 2>&1 | tee "$OUT/bench.log"
         f=$(ls "$DATA"/trex*f0*.fits 2>/dev/null | head -1)
         [ -n "$f" ] && $B/tests/gpu/aurp-gpu-bench -n 200 "$f" >"$OUT/bench-trex.log" 2>&1 ;;
+    cli)
+        # the carried aurorapack (built on the Debian machine, static cudart):
+        # --gpu streams are the CPU's bytes, unpack restores the file, bench
+        echo "== aurorapack pack --gpu vs --cpu on every frame"
+        export LD_LIBRARY_PATH=$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+        AP=.carry/bin/aurorapack; W=$(mktemp -d)
+        .carry/bin/aurorasim --one "$W/sim1024.fits" >/dev/null
+        ngpu=$(nvidia-smi -L | wc -l); list=$(seq -s, 0 $((ngpu - 1)))
+        for f in "$W/sim1024.fits" "$DATA"/*.fits; do
+            b=$(basename "$f")
+            $AP pack -q --cpu -o "$W/$b.cpu" "$f" && $AP pack -q --gpu "$list" -o "$W/$b.gpu" "$f" &&
+                cmp "$W/$b.cpu" "$W/$b.gpu" && $AP unpack -q -o "$W/$b.back" "$W/$b.gpu" &&
+                cmp "$f" "$W/$b.back" && echo "cli $b: --gpu $list identical to --cpu, unpacks identically" ||
+                { echo "cli $b: FAILED"; status=1; }
+        done
+        $AP bench --gpu "$list" "$W/sim1024.fits" 2>&1 | tee "$OUT/cli-bench.log" | head -5
+        rm -rf "$W" ;;
+    daemon)
+        # aurorad itself with 0 (CPU), 1, 2, ... GPUs, both split modes
+        echo "== aurorad on this machine (scripts/device-daemon.sh ${DAEMON_FRAMES:-30} ${DAEMON_INTERVAL:-0.5})"
+        OUT=$OUT/daemon scripts/device-daemon.sh "${DAEMON_FRAMES:-30}" "${DAEMON_INTERVAL:-0.5}" || status=1 ;;
+    racediag)
+        # one traced racecheck run over the frames named by AURP_GPU_TEST_ONLY
+        AURP_GPU_TEST_TRACE=1 AURP_GPU_TEST_QUICK=1 AURP_GPU_TEST_DEVICES=1 compute-sanitizer --tool racecheck \
+            $B/tests/gpu/test_gpu_encode >"$OUT/racediag.log" 2>&1; echo "racediag rc=$?"
+        tail -30 "$OUT/racediag.log" ;;
     esac
 done
 exit $status

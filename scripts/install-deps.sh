@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential clang libclang-rt-14-dev libuv1-dev libcfitsio-dev libcfitsio-bin \
 libyaml-dev libsystemd-dev libcriterion-dev libcharls-dev libjxl-tools \
-python3 python3-pytest jq bzip2 xz-utils"
+python3 python3-pytest jq bzip2 xz-utils time"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

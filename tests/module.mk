@@ -18,3 +18,12 @@ unit-tests: $(UNIT_BIN)
 
 test:
 	@scripts/run-tests.sh
+
+# Benchmarks (numbers, not pass/fail): `make bench` runs scripts/bench-cpu.sh.
+BENCH_CORE := $(BUILD)/tests/bench/bench_core
+$(BENCH_CORE): $(OBJ)/tests/bench/bench_core.o $(TEST_HELPERS_OBJ) $(TEST_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_SAN) -o $@ $< $(TEST_HELPERS_OBJ) $(TEST_LIBS) $(TEST_LDLIBS) -lcharls
+
+bench: all $(BENCH_CORE)
+	@BUILD=$(BUILD) scripts/bench-cpu.sh

@@ -8,9 +8,12 @@
 #include "aurp_gpu.h"
 #include "gpu_frames.h"
 
+#include <execinfo.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int passed, failed;
 
@@ -28,9 +31,31 @@ static int passed, failed;
 
 static int cpu_threads = 8;
 
+/* A crash names where it happened (addresses for addr2line -f -e). */
+static void on_fatal_signal(int sig)
+{
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    char msg[64];
+    int len = snprintf(msg, sizeof msg, "FATAL signal %d; backtrace:\n", sig);
+    if (write(2, msg, (size_t)len) < 0) _exit(128 + sig);
+    backtrace_symbols_fd(frames, n, 2);
+    _exit(128 + sig);
+}
+
+/* AURP_GPU_TEST_ONLY=SUBSTRING: only the frames whose name contains it;
+ * AURP_GPU_TEST_TRACE: a line before every case (to find a crash). */
+static int skip_frame(const gpu_frame *f)
+{
+    const char *only = getenv("AURP_GPU_TEST_ONLY");
+    return only && *only && !strstr(f->name, only);
+}
+
 /* One frame, one parameter set, every device count 1..ndev. */
 static void check_frame(aurp_gpu **handles, int ndev, const gpu_frame *f, int N, int M, int T)
 {
+    if (skip_frame(f)) return;
+    if (getenv("AURP_GPU_TEST_TRACE")) printf("case %s N=%d M=%d T=%d\n", f->name, N, M, T);
     aurp_params p;
     aurp_params_default(&p);
     p.order = N, p.equations = M, p.threshold = T;
@@ -64,6 +89,10 @@ static void check_frame(aurp_gpu **handles, int ndev, const gpu_frame *f, int N,
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGSEGV, on_fatal_signal);
+    signal(SIGBUS, on_fatal_signal);
+    signal(SIGABRT, on_fatal_signal);
+    signal(SIGFPE, on_fatal_signal);
     char why[256];
     int have = aurp_gpu_count(why, sizeof why);
     if (have == 0) {
