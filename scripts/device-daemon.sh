@@ -40,13 +40,22 @@ YAML
     local pid=$!
     sleep 2
     # steady stream (latency), then a burst written at once (throughput)
-    "$BIN/aurorasim" -q --count "$FRAMES" --interval "$INTERVAL" --seed 7 "$root/incoming"
-    "$BIN/aurorasim" -q --count "$FRAMES" --interval 0 --seed 8 --start-index 1000 "$root/incoming"
-    local want=$((2 * FRAMES)) t=0
-    while [ "$(ls "$root/outbox" | grep -c '\.aurp$')" -lt "$want" ] && [ $t -lt 600 ]; do
+    # capture times (the file names) a day apart, so that the two runs can
+    # never name two different frames alike (the daemon would quarantine the
+    # second: the outbox already holds a different file of that name)
+    local t0=$(date +%s)
+    "$BIN/aurorasim" -q --count "$FRAMES" --interval "$INTERVAL" --seed 7 --start-time "$t0" "$root/incoming"
+    "$BIN/aurorasim" -q --count "$FRAMES" --interval 0 --seed 8 --start-index 1000 \
+        --start-time $((t0 + 86400)) "$root/incoming"
+    local want=$((2 * FRAMES)) t=0 limit=$((2 * ${DAEMON_WAIT:-90}))
+    while [ "$(ls "$root/outbox" | grep -c '\.aurp$')" -lt "$want" ] && [ $t -lt $limit ] &&
+        kill -0 $pid 2>/dev/null; do
         sleep 0.5; t=$((t + 1))
     done
-    kill -TERM $pid; wait $pid; echo "aurorad exit $?"
+    echo "$name: outbox $(ls "$root/outbox" | grep -c '\.aurp$')/$want, quarantine $(ls "$root/quarantine" | wc -l), incoming $(ls "$root/incoming" | wc -l)"
+    kill -TERM $pid 2>/dev/null; wait $pid; echo "aurorad exit $?"
+    # anything that was not a plain frame line: warnings, errors, fallbacks
+    grep -v '"event":"frame"' "$OUTDIR/$name.log" | grep -v '"level":"info"' | tail -8
     python3 - "$OUTDIR/$name.log" "$name" "$FRAMES" <<'PY'
 import json, sys, statistics as st
 path, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -68,10 +77,16 @@ row('steady', frames[:n]); row('burst', frames[n:])
 PY
 }
 
-run_case 0 frames
-for g in 1 2 4; do
-    [ "$g" -le "$NGPU" ] || continue
-    run_case "$g" columns
-    [ "$g" -gt 1 ] && run_case "$g" frames
-done
+# DAEMON_CASES="0:frames 2:frames ..." runs only those
+CASES=${DAEMON_CASES:-}
+if [ -z "$CASES" ]; then
+    CASES="0:frames"
+    for g in 1 2 4; do
+        [ "$g" -le "$NGPU" ] || continue
+        CASES="$CASES $g:columns"
+        [ "$g" -gt 1 ] && CASES="$CASES $g:frames"
+    done
+fi
+for c in $CASES; do run_case "${c%%:*}" "${c#*:}"; done
+tar -C "$OUTDIR" -czf "$OUTDIR/../daemon-logs.tgz" . 2>/dev/null
 exit 0

@@ -58,7 +58,9 @@ for s in $steps; do
     daemon)
         # aurorad itself with 0 (CPU), 1, 2, ... GPUs, both split modes
         echo "== aurorad on this machine (scripts/device-daemon.sh ${DAEMON_FRAMES:-30} ${DAEMON_INTERVAL:-0.5})"
-        OUT=$OUT/daemon scripts/device-daemon.sh "${DAEMON_FRAMES:-30}" "${DAEMON_INTERVAL:-0.5}" || status=1 ;;
+        rm -rf /tmp/aurp-daemon
+        OUT=/tmp/aurp-daemon/logs scripts/device-daemon.sh "${DAEMON_FRAMES:-30}" "${DAEMON_INTERVAL:-0.5}" || status=1
+        cp /tmp/aurp-daemon/daemon-logs.tgz "$OUT/" ;;
     racediag)
         # one traced racecheck run over the frames named by AURP_GPU_TEST_ONLY
         AURP_GPU_TEST_TRACE=1 AURP_GPU_TEST_QUICK=1 AURP_GPU_TEST_DEVICES=1 compute-sanitizer --tool racecheck \
