@@ -75,6 +75,7 @@ Test(daemon_config, defaults_fill_the_optional_keys)
     cr_assert_eq(c.codec.equations, 7);
     cr_assert_eq(c.codec.threshold, 13);
     cr_assert_eq(c.gpus, 0);
+    cr_assert_eq(c.split, SPLIT_FRAMES); /* docs/GPU.md: the recommended mode */
     cr_assert_eq(c.verify, true);
     cr_assert_eq(c.cpu_workers, -1);
     cr_assert_eq(c.log_level, LOG_INFO);
