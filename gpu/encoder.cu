@@ -408,9 +408,38 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
     return AURP_OK;
 }
 
+/* Fault injection for the daemon's GPU-failure path, which no healthy
+ * device exercises: AURP_GPU_INJECT_FAULTS=FIRST:COUNT makes encoder calls
+ * FIRST .. FIRST+COUNT-1 (1-based, counted over the process) fail as a
+ * device error would, before any work.  Unset (always, in operation):
+ * nothing changes. */
+static bool injected_fault(aurp_gpu *g, aurp_error *err)
+{
+    static long first = -1, count = 0;
+    static unsigned long calls = 0;
+    long f = __atomic_load_n(&first, __ATOMIC_ACQUIRE);
+    if (f == -1) {
+        const char *s = getenv("AURP_GPU_INJECT_FAULTS");
+        long a = 0, b = 0;
+        if (!s || sscanf(s, "%ld:%ld", &a, &b) != 2 || a < 1 || b < 1) a = 0, b = 0;
+        __atomic_store_n(&count, b, __ATOMIC_RELAXED);
+        __atomic_store_n(&first, a, __ATOMIC_RELEASE);
+        f = a;
+    }
+    if (f == 0) return false;
+    long n = (long)__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+    if (n < f || n >= f + __atomic_load_n(&count, __ATOMIC_RELAXED)) return false;
+    fail(err, AURP_ERR_BACKEND, "%s: injected fault (AURP_GPU_INJECT_FAULTS, call %ld)", g->label, n);
+    return true;
+}
+
 static aurp_status encode_cb(void *ctx, const uint8_t *be16, uint32_t w, uint32_t h, const aurp_params *p,
                              uint8_t *out, size_t cap, size_t *len, aurp_error *err)
 {
+    if (injected_fault((aurp_gpu *)ctx, err)) {
+        *len = 0;
+        return AURP_ERR_BACKEND;
+    }
     return aurp_gpu_encode((aurp_gpu *)ctx, be16, w, h, p, out, cap, len, err);
 }
 

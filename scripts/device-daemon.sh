@@ -35,8 +35,10 @@ verify: true
 settle_ms: 100
 rescan_seconds: 2
 log_prefix: false
+${DAEMON_EXTRA_YAML:-}
 YAML
-    "$BIN/aurorad" -c "$root/aurorad.yaml" 2> "$OUTDIR/$name.log" &
+    # DAEMON_ENV: extra environment for aurorad (the gpufault step's injection)
+    env ${DAEMON_ENV:-} "$BIN/aurorad" -c "$root/aurorad.yaml" 2> "$OUTDIR/$name.log" &
     local pid=$!
     sleep 2
     # steady stream (latency), then a burst written at once (throughput)

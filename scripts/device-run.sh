@@ -61,6 +61,34 @@ for s in $steps; do
         rm -rf /tmp/aurp-daemon
         OUT=/tmp/aurp-daemon/logs scripts/device-daemon.sh "${DAEMON_FRAMES:-30}" "${DAEMON_INTERVAL:-0.5}" || status=1
         cp /tmp/aurp-daemon/daemon-logs.tgz "$OUT/" ;;
+    gpufault)
+        # the daemon's GPU-failure path on a real device: encoder calls 3 and 4
+        # fail (AURP_GPU_INJECT_FAULTS); those frames must be packed on the CPU,
+        # the device taken out of service, restored after its retry, and every
+        # frame must reach the outbox
+        echo "== aurorad with injected GPU faults (calls 3 and 4)"
+        rm -rf /tmp/aurp-fault
+        DAEMON_CASES="1:frames" DAEMON_ENV="AURP_GPU_INJECT_FAULTS=3:2" DAEMON_EXTRA_YAML="gpu_retry_seconds: 1" \
+            OUT=/tmp/aurp-fault/logs scripts/device-daemon.sh 12 0.5
+        python3 - /tmp/aurp-fault/logs/g1-frames.log <<'PY' || status=1
+import json, sys
+ev = []
+for line in open(sys.argv[1]):
+    try: ev.append(json.loads(line[line.index('{'):]))
+    except ValueError: pass
+kinds = [e["event"] for e in ev]
+frames = [e for e in ev if e["event"] == "frame"]
+on_cpu = [e["file"] for e in frames if e["device"] == "cpu"]
+print(f"gpufault: gpu_failed {kinds.count('gpu_failed')}, gpu_restored {kinds.count('gpu_restored')}, "
+      f"frames {len(frames)} ({len(on_cpu)} on the cpu), quarantined {kinds.count('quarantined')}")
+for e in ev:
+    if e["event"] in ("gpu_failed", "gpu_restored"): print("  ", json.dumps(e))
+ok = (kinds.count("gpu_failed") >= 1 and kinds.count("gpu_restored") >= 1 and len(frames) == 24
+      and len(on_cpu) >= 1 and kinds.count("quarantined") == 0)
+print("gpufault:", "PASS" if ok else "FAIL")
+sys.exit(0 if ok else 1)
+PY
+        ;;
     racediag)
         # one traced racecheck run over the frames named by AURP_GPU_TEST_ONLY
         AURP_GPU_TEST_TRACE=1 AURP_GPU_TEST_QUICK=1 AURP_GPU_TEST_DEVICES=1 compute-sanitizer --tool racecheck \
