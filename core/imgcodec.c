@@ -223,6 +223,8 @@ static void decode_segments(void *arg, int t)
     }
 }
 
+#define DECODE_MAX_BANDS 8
+
 /* Row-synchronised workers: band b > 0 runs on its own thread; for row m it
  * adds row m-1 (once the caller has published it) and prepares row m. */
 typedef struct {
@@ -320,7 +322,11 @@ aurp_status aurp_image_decode(const uint8_t *in, size_t in_len, uint32_t width, 
     uint32_t *sym = malloc((size_t)pixels * sizeof *sym);
     uint16_t *img = malloc((size_t)pixels * sizeof *img);
     aurp_rans_table *tab = malloc(sizeof *tab);
-    int nb = (uint32_t)threads < width ? threads : (int)width;
+    /* The row bands meet once per row, so past a few bands the waiting
+     * costs more than the solving saves: on a 16-core host a 1024 x 1024
+     * frame decodes in 85 ms with 8 bands and 287 ms with 16 (docs/BENCHMARKS.md). */
+    int nb = threads < DECODE_MAX_BANDS ? threads : DECODE_MAX_BANDS;
+    if ((uint32_t)nb > width) nb = (int)width;
     aurp_predictor pr[MAX_THREADS];
     int npr = 0;
     row_sync *rs = NULL;
