@@ -5,6 +5,7 @@
 #   make test         install Debian packages if missing, then run every test
 #   make demo         the daemon on a simulated spectrometer (README)
 #   make test-gpu     GPU tests (device machine only)
+#   make bench        CPU benchmarks: codec vs CharLS, size vs ideal, peak memory
 #   make SAN=1        AddressSanitizer + UBSan build (use with BUILD=build/asan)
 
 BUILD ?= build

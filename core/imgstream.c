@@ -239,9 +239,10 @@ void aurp_stream_view_free(aurp_stream_view *v)
     v->seg_off = NULL;
 }
 
-/* Mirrors aurp_plan_build (core/rans.c) step for step on the slice; the
- * bins outside the slice are all below T' by the caller's promise, so they
- * move neither T- nor T+ and only add to the escapes (total - coded). */
+/* FORMAT.md 2.2-2.3 on a slice of the histogram (aurp_plan_build passes
+ * all of it); the bins outside the slice are all below T' by the caller's
+ * promise, so they move neither T- nor T+ and only add to the escapes
+ * (total - coded). */
 aurp_status aurp_plan_build_range(const uint64_t *hist, int32_t e_lo, uint32_t n, uint64_t total,
                                   int threshold, aurp_plan *plan)
 {

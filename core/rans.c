@@ -5,49 +5,13 @@
 
 #include "internal.h"
 
+/* The whole histogram is the widest slice (core/imgstream.c holds the one
+ * definition of T-, T+ and the counts). */
 aurp_status aurp_plan_build(const uint64_t *hist, int threshold, aurp_plan *plan)
 {
-    memset(plan, 0, sizeof *plan);
-    plan->threshold = threshold;
-    uint64_t tq = threshold > 1 ? (uint64_t)threshold : 1; /* T' = max(T, 1) */
-    int lo = -1, hi = -2;
     uint64_t total = 0;
-    for (int i = 0; i < AURP_HIST_BINS; i++) {
-        total += hist[i];
-        if (hist[i] >= tq) {
-            if (lo < 0) lo = i;
-            hi = i;
-        }
-    }
-    if (lo < 0) {
-        plan->t_lo = 1;
-        plan->t_hi = 0;
-        plan->nsym = 1;
-    } else {
-        plan->t_lo = lo - AURP_RESIDUAL_MAX;
-        plan->t_hi = hi - AURP_RESIDUAL_MAX;
-        plan->nsym = (uint32_t)(hi - lo + 2);
-    }
-    plan->total = total;
-    plan->count = calloc(plan->nsym, sizeof *plan->count);
-    plan->freq = calloc(plan->nsym, sizeof *plan->freq);
-    plan->cum = calloc((size_t)plan->nsym + 1, sizeof *plan->cum);
-    if (!plan->count || !plan->freq || !plan->cum) {
-        aurp_plan_free(plan);
-        return AURP_ERR_NOMEM;
-    }
-    uint64_t coded = 0;
-    for (uint32_t s = 0; s + 1 < plan->nsym; s++) {
-        plan->count[s] = (uint32_t)hist[lo + (int)s];
-        coded += hist[lo + (int)s];
-    }
-    plan->escapes = total - coded;
-    plan->count[plan->nsym - 1] = (uint32_t)plan->escapes;
-    if (aurp_normalize(plan->count, plan->nsym, plan->freq, plan->cum) != AURP_OK) {
-        aurp_plan_free(plan);
-        return AURP_ERR_PARAM;
-    }
-    return AURP_OK;
+    for (int i = 0; i < AURP_HIST_BINS; i++) total += hist[i];
+    return aurp_plan_build_range(hist, -AURP_RESIDUAL_MAX, AURP_HIST_BINS, total, threshold, plan);
 }
 
 void aurp_plan_free(aurp_plan *plan)

@@ -23,15 +23,18 @@ $(DAEMON_UNIT_BIN): $(DAEMON_LIB)
 $(DAEMON_UNIT_BIN): TEST_HELPERS_OBJ += $(DAEMON_LIB)
 $(DAEMON_UNIT_BIN): TEST_LDLIBS += $(DAEMON_LDLIBS)
 
-# ---- install: binary, unit, configuration, sysusers/tmpfiles ----------
+# ---- install: binary, unit, configuration, sysusers/tmpfiles, guide ---
 DESTDIR ?=
 SYSTEMD_UNITDIR ?= /etc/systemd/system
 .PHONY: install install-daemon
 install: install-daemon
-install-daemon: $(AURORAD)
+install-daemon: $(AURORAD) docs/OPERATIONS.md
 	install -D -m 0755 $(AURORAD) $(DESTDIR)$(PREFIX)/bin/aurorad
 	install -D -m 0644 systemd/aurorad.service $(DESTDIR)$(SYSTEMD_UNITDIR)/aurorad.service
-	sed -i 's|/usr/local/bin/aurorad|$(PREFIX)/bin/aurorad|g' $(DESTDIR)$(SYSTEMD_UNITDIR)/aurorad.service
+	sed -i -e 's|/usr/local/bin/aurorad|$(PREFIX)/bin/aurorad|g' \
+	  -e 's|file:///usr/local/share/doc/aurorapack/|file://$(PREFIX)/share/doc/aurorapack/|g' \
+	  $(DESTDIR)$(SYSTEMD_UNITDIR)/aurorad.service
+	install -D -m 0644 docs/OPERATIONS.md $(DESTDIR)$(PREFIX)/share/doc/aurorapack/OPERATIONS.md
 	install -D -m 0644 systemd/aurorad.sysusers $(DESTDIR)/usr/lib/sysusers.d/aurorad.conf
 	install -D -m 0644 systemd/aurorad.tmpfiles $(DESTDIR)/usr/lib/tmpfiles.d/aurorad.conf
 	@if [ -e $(DESTDIR)/etc/aurorad/aurorad.yaml ]; then \

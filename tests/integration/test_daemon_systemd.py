@@ -1,11 +1,14 @@
 """aurorad as a systemd service: sd_notify messages on a real AF_UNIX
 datagram socket, SIGHUP reload (valid and invalid), SIGTERM drain, the
-watchdog, --check-config, and journald-ready log lines."""
+watchdog, --check-config, journald-ready log lines, and `make install`
+into a DESTDIR."""
 import json
 import os
 import signal
+import stat
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -189,3 +192,104 @@ def test_second_daemon_on_the_same_state_dir_refuses(env):
     assert other.returncode != 0
     assert "another aurorad is running" in other.stderr
     assert d.stop() == 0
+
+
+def _make_install(destdir, *extra):
+    """`make -s install DESTDIR=destdir BUILD=<the tests' build dir>` from the
+    repository root; returns the CompletedProcess."""
+    repo = Path(__file__).resolve().parents[2]
+    build = AURORAD.parent.parent
+    try:  # the same spelling of BUILD as the build itself (make's targets are paths)
+        build = build.resolve().relative_to(repo)
+    except ValueError:
+        pass
+    r = subprocess.run(["make", "-s", "install", f"DESTDIR={destdir}", f"BUILD={build}", *extra],
+                       cwd=repo, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"make install failed:\n{r.stdout}\n{r.stderr}"
+    return r
+
+
+def _yaml_dirs(config_text):
+    dirs = {}
+    for line in config_text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.endswith("_dir") and not key.startswith((" ", "#")):
+            value = value.split("#", 1)[0].strip()
+            if value:
+                dirs[key] = value
+    return dirs
+
+
+def test_make_install_destdir(tmp_path):
+    repo = Path(__file__).resolve().parents[2]
+    dest = tmp_path / "root"
+    _make_install(dest)
+
+    binary = dest / "usr/local/bin/aurorad"
+    unit = dest / "etc/systemd/system/aurorad.service"
+    sysusers = dest / "usr/lib/sysusers.d/aurorad.conf"
+    tmpfiles = dest / "usr/lib/tmpfiles.d/aurorad.conf"
+    config = dest / "etc/aurorad/aurorad.yaml"
+    doc = dest / "usr/local/share/doc/aurorapack/OPERATIONS.md"
+    for path, mode in ((binary, 0o755), (unit, 0o644), (sysusers, 0o644), (tmpfiles, 0o644),
+                       (config, 0o644), (doc, 0o644)):
+        assert path.is_file(), f"{path} not installed"
+        assert stat.S_IMODE(path.stat().st_mode) == mode, f"{path}: mode {path.stat().st_mode:o}"
+    assert binary.read_bytes() == AURORAD.read_bytes()
+    assert sysusers.read_text() == (repo / "systemd/aurorad.sysusers").read_text()
+    assert tmpfiles.read_text() == (repo / "systemd/aurorad.tmpfiles").read_text()
+    assert config.read_text() == (repo / "config/aurorad.yaml").read_text()
+    assert doc.read_text() == (repo / "docs/OPERATIONS.md").read_text()
+
+    # the unit runs the installed binary on the installed configuration and
+    # names the installed guide (paths as seen on the target, without DESTDIR)
+    text = unit.read_text()
+    assert "ExecStartPre=/usr/local/bin/aurorad --check-config /etc/aurorad/aurorad.yaml" in text
+    assert "ExecStart=/usr/local/bin/aurorad -c /etc/aurorad/aurorad.yaml" in text
+    assert "Documentation=file:///usr/local/share/doc/aurorapack/OPERATIONS.md" in text
+    assert str(dest) not in text
+
+    # the installed binary accepts the installed configuration
+    r = subprocess.run([str(binary), "--check-config", str(config)], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{config}: ok"
+    assert subprocess.run([str(binary), "--version"], capture_output=True, text=True,
+                          timeout=30).stdout.startswith("aurorad ")
+
+    # every directory of the configuration is made by tmpfiles and writable
+    # under the unit's ProtectSystem=strict
+    made = {line.split()[1] for line in tmpfiles.read_text().splitlines()
+            if line.startswith("d ")}
+    writable = [p for line in text.splitlines() if line.startswith("ReadWritePaths=")
+                for p in line.split("=", 1)[1].split()]
+    dirs = _yaml_dirs(config.read_text())
+    assert {"incoming_dir", "outbox_dir", "quarantine_dir", "state_dir"} <= set(dirs)
+    for key, d in dirs.items():
+        assert d in made, f"{key} {d} is not created by {tmpfiles.name}"
+        assert any(d == w or d.startswith(w.rstrip("/") + "/") for w in writable), \
+            f"{key} {d} is not under ReadWritePaths {writable}"
+
+
+def test_make_install_prefix_and_keeps_an_edited_config(tmp_path):
+    dest = tmp_path / "root"
+    _make_install(dest)
+    config = dest / "etc/aurorad/aurorad.yaml"
+    edited = config.read_text().replace("budget_seconds: 15", "budget_seconds: 20")
+    assert edited != config.read_text()
+    config.write_text(edited)
+
+    r = _make_install(dest, "PREFIX=/opt/aurorapack")
+    assert "keeping the existing" in r.stdout
+    assert config.read_text() == edited, "make install replaced an existing configuration"
+    binary = dest / "opt/aurorapack/bin/aurorad"
+    assert binary.is_file() and os.access(binary, os.X_OK)
+    assert (dest / "opt/aurorapack/share/doc/aurorapack/OPERATIONS.md").is_file()
+    text = (dest / "etc/systemd/system/aurorad.service").read_text()
+    assert "ExecStart=/opt/aurorapack/bin/aurorad -c /etc/aurorad/aurorad.yaml" in text
+    assert "ExecStartPre=/opt/aurorapack/bin/aurorad --check-config" in text
+    assert "Documentation=file:///opt/aurorapack/share/doc/aurorapack/OPERATIONS.md" in text
+    assert "/usr/local" not in text
+    r = subprocess.run([str(binary), "--check-config", str(config)], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 0, r.stderr

@@ -42,6 +42,46 @@ Test(core_coders, plan_thresholds_and_escapes)
     free(hist);
 }
 
+/* The GPU builds its plan from the bins between T- and T+ only: any slice
+ * that covers them gives the plan of the whole histogram. */
+Test(core_coders, plan_from_a_slice_equals_the_whole_plan)
+{
+    uint64_t *hist = calloc(AURP_HIST_BINS, sizeof *hist);
+    uint64_t total = 0;
+    for (int e = -40; e <= 60; e++) { /* a two-sided, uneven distribution with a tail */
+        uint64_t c = (uint64_t)(4000 / (1 + (e < 0 ? -e : e) * (e < 0 ? 3 : 1)));
+        hist[AURP_RESIDUAL_MAX + e] = c;
+        total += c;
+    }
+    hist[0] = 2, hist[AURP_HIST_BINS - 1] = 1, total += 3; /* far escapes at -65535, 65535 */
+    const int thresholds[] = {0, 1, 13, 200, 100000};
+    for (size_t t = 0; t < sizeof thresholds / sizeof thresholds[0]; t++) {
+        aurp_plan whole, part;
+        cr_assert_eq(aurp_plan_build(hist, thresholds[t], &whole), AURP_OK);
+        /* the narrowest slice that covers [T-, T+], and a wider one */
+        for (int wide = 0; wide < 2; wide++) {
+            int32_t lo = whole.nsym > 1 ? whole.t_lo - 5 * wide : 0;
+            int32_t hi = whole.nsym > 1 ? whole.t_hi + 7 * wide : -1;
+            if (lo < -AURP_RESIDUAL_MAX) lo = -AURP_RESIDUAL_MAX; /* T <= 1: the far escapes are coded */
+            if (hi > AURP_RESIDUAL_MAX) hi = AURP_RESIDUAL_MAX;
+            uint32_t n = hi >= lo ? (uint32_t)(hi - lo + 1) : 0;
+            cr_assert_eq(aurp_plan_build_range(hist + (lo + AURP_RESIDUAL_MAX), lo, n, total, thresholds[t], &part),
+                         AURP_OK, "T=%d", thresholds[t]);
+            cr_assert(part.t_lo == whole.t_lo && part.t_hi == whole.t_hi && part.nsym == whole.nsym &&
+                          part.escapes == whole.escapes && part.total == whole.total,
+                      "T=%d wide=%d", thresholds[t], wide);
+            cr_assert_arr_eq(part.count, whole.count, whole.nsym * sizeof *whole.count);
+            cr_assert_arr_eq(part.freq, whole.freq, whole.nsym * sizeof *whole.freq);
+            aurp_plan_free(&part);
+        }
+        aurp_plan_free(&whole);
+    }
+    /* a slice outside the residual range is refused */
+    aurp_plan bad;
+    cr_assert_eq(aurp_plan_build_range(hist, -AURP_RESIDUAL_MAX - 1, 3, total, 13, &bad), AURP_ERR_PARAM);
+    free(hist);
+}
+
 Test(core_coders, normalize_takes_from_the_largest)
 {
     /* many rare symbols forced up to 1: the excess comes off the largest */
