@@ -65,6 +65,6 @@ all: $(GPU_PROBE)
 gpu-check: $(GPU_LIB) $(GPU_PROBE) $(GPU_TEST) $(GPU_BENCH)
 
 # On the device machine: the GPU tests on the real frames.
-AURP_SHARED_DATA ?= ../shared/data
+AURP_SHARED_DATA ?= tests/data/real
 test-gpu: gpu-check
 	$(GPU_TEST) $(wildcard $(AURP_SHARED_DATA)/*.fits)

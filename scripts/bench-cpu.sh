@@ -9,6 +9,7 @@ set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 DATA=${AURP_SHARED_DATA:-../shared/data}
+[ -d "$DATA" ] || DATA=tests/data/real
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 "$BUILD/bin/aurorasim" --one "$WORK/sim1024.fits" >/dev/null

@@ -1,15 +1,14 @@
 #!/bin/bash
 # Gathers what the device machines lack into .carry/ (ignored by git): the
 # built programs and the shared libraries they link that are not part of the
-# base system there (libuv, cfitsio and its dependencies, libyaml, libsystemd),
-# and the real frames of ../shared/data.
+# base system there (libuv, cfitsio and its dependencies, libyaml, libsystemd)
+# (the real frames travel with the tree in tests/data/real).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-mkdir -p .carry/bin .carry/lib .carry/data
+mkdir -p .carry/bin .carry/lib
 cp "$BUILD"/bin/aurorad "$BUILD"/bin/aurorapack "$BUILD"/bin/aurorasim .carry/bin/
 ldd .carry/bin/* | awk '/=>/ {print $3}' | sort -u |
     grep -v -E '/lib(c|m|dl|rt|pthread|resolv|stdc\+\+|gcc_s)\.so' |
     xargs -r -I{} cp -L {} .carry/lib/
-cp ../shared/data/*.fits .carry/data/ 2>/dev/null || true
 du -sh .carry

@@ -4,13 +4,12 @@
 # memcheck + racecheck on small frames, and the benchmark.  Logs go to $OUT.
 #   run tool:  scripts/device-run.sh [test|sanitize|bench|cli|daemon ...]   (carry .carry)
 # Default: test sanitize bench cli daemon.
-# Frames: .carry/data/*.fits (copy them from ../shared/data first:
-#   mkdir -p .carry/data && cp ../shared/data/*.fits .carry/data/).
+# Frames: tests/data/real/*.fits (the real frames; they travel with the tree).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/aurp-device-out}
 mkdir -p "$OUT"
-DATA=${AURP_SHARED_DATA:-.carry/data}
+DATA=${AURP_SHARED_DATA:-tests/data/real}
 B=build/device
 steps=${*:-test sanitize bench cli daemon}
 status=0

@@ -27,7 +27,13 @@ make -s -j"$JOBS" BUILD=build/asan SAN=1 all unit-tests || { echo "sanitizer bui
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-export AURP_SHARED_DATA=${AURP_SHARED_DATA:-$(cd .. && pwd)/shared/data}
+# the real frames: ../shared/data where the checkout has it, else the copy in tests/data/real
+if [ -z "${AURP_SHARED_DATA:-}" ]; then
+    if ls ../shared/data/*.fits >/dev/null 2>&1; then AURP_SHARED_DATA=$(cd ../shared/data && pwd)
+    else AURP_SHARED_DATA=$(pwd)/tests/data/real; fi
+fi
+export AURP_SHARED_DATA
+echo "real frames: $AURP_SHARED_DATA"
 
 note "unit tests (ASan + UBSan)"
 for t in build/asan/tests/test_*; do

@@ -3,7 +3,7 @@ real frames, and a helper to run a program and capture what it says.
 
 Environment: AURP_BUILD (the build directory, binaries in $AURP_BUILD/bin;
 default <repo>/build) and AURP_SHARED_DATA (the real frames; default
-/work/shared/data).
+tests/data/real, the copy of ../shared/data).
 """
 import os
 import subprocess
@@ -49,7 +49,7 @@ def aurorasim() -> Path:
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    return Path(os.environ.get("AURP_SHARED_DATA", "/work/shared/data"))
+    return Path(os.environ.get("AURP_SHARED_DATA", str(Path(__file__).resolve().parents[1] / "data" / "real")))
 
 
 @pytest.fixture(scope="session")
