@@ -6,5 +6,5 @@ set -e
 cd "$(dirname "$0")/../.."
 BUILD=${1:-build/golden}
 make -s BUILD="$BUILD" "$BUILD/bin/make_golden"
-DATA=${AURP_SHARED_DATA:-/work/shared/data}
+DATA=${AURP_SHARED_DATA:-tests/data/real}
 "$BUILD/bin/make_golden" tests/golden "$DATA/trex_20230503T060000_f0.fits"
