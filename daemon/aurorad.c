@@ -109,6 +109,8 @@ static void status_text(char *buf, size_t len)
     stats_latency(&D.st, &mean, &mx);
     int q_new = intake_count(&D.in, ENTRY_QUEUED, 0), q_old = intake_count(&D.in, ENTRY_QUEUED, 1);
     int watching = intake_count(&D.in, ENTRY_WATCHING, -1);
+    /* devices now, so that a GPU taken out of service shows as such */
+    if (D.workers) pool_describe(D.workers, D.devices, sizeof D.devices);
     char fault[600] = "outbox ok";
     if (D.fault[0]) {
         double in_s = (double)(D.blocked_until - mono_ns()) / 1e9;

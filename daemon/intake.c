@@ -73,8 +73,14 @@ bool intake_look(intake *in, const char *name, bool backlog, int64_t now)
     char path[4096 + JOB_NAME_MAX];
     snprintf(path, sizeof path, "%s/%s", in->dir, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    int open_errno = fd < 0 ? errno : 0;
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    /* A regular file that cannot be opened (EACCES: a writer's umask) is
+     * still taken once it stops changing, as a broken file: the worker
+     * quarantines it with the reason instead of it sitting unseen. */
+    bool unreadable = fd < 0 && open_errno != ENOENT && open_errno != ELOOP &&
+                      lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+    if (!unreadable && (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
         if (fd >= 0) close(fd);
         if (e) drop(in, e); /* gone, or not a regular file */
         return false;
@@ -107,11 +113,17 @@ bool intake_look(intake *in, const char *name, bool backlog, int64_t now)
         e->stable_since = now;
         e->fits_known = false;
     }
-    if (!e->fits_known) {
-        fitsready_check_fd(fd, e->size, &e->fits);
-        e->fits_known = true; /* unchanged size: the answer cannot change */
+    if (unreadable) {
+        e->fits.state = FITSREADY_BROKEN;
+        snprintf(e->fits.why, sizeof e->fits.why, "cannot be opened: %s", strerror(open_errno));
+        e->fits_known = false; /* look again if it becomes readable */
+    } else {
+        if (!e->fits_known) {
+            fitsready_check_fd(fd, e->size, &e->fits);
+            e->fits_known = true; /* unchanged size: the answer cannot change */
+        }
+        close(fd);
     }
-    close(fd);
 
     int64_t settle = (int64_t)in->settle_ms * 1000000;
     int64_t stable = now - e->stable_since;

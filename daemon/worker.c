@@ -1,6 +1,7 @@
 #include "worker.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,7 @@ typedef struct {
     aurp_gpu *gpu;           /* NULL: CPU worker */
     char label[48];
     int threads;             /* CPU threads for a CPU-coded frame */
-    int64_t gpu_down_until;  /* monotonic ns; 0 = in service */
+    _Atomic int64_t gpu_down_until; /* monotonic ns; 0 = in service (read by pool_describe) */
     int64_t gpu_backoff_ns;
     int64_t busy_since;      /* 0 = idle (under pool mutex) */
 } worker;
@@ -170,8 +171,18 @@ static void process(worker *wk, result *r)
     uint8_t *data = NULL, *packed = NULL;
     size_t len = 0, plen = 0;
     if (commit_read_file(path, &data, &len, err, sizeof err)) {
-        r->what = errno == ENOENT ? OUTCOME_VANISHED : OUTCOME_RETRY;
-        r->err_no = errno;
+        int e = errno;
+        if (e != ENOENT && !commit_errno_is_transient(e)) {
+            /* e.g. EACCES (a writer's umask): retrying cannot help, and a
+             * retry holds every other frame back; moving needs no read
+             * permission, so the file goes aside with its reason */
+            char why[1200];
+            snprintf(why, sizeof why, "cannot be read: %s", err);
+            quarantine(wk, r, why);
+            return;
+        }
+        r->what = e == ENOENT ? OUTCOME_VANISHED : OUTCOME_RETRY;
+        r->err_no = e;
         snprintf(r->reason, sizeof r->reason, "%s", err);
         return;
     }

@@ -161,7 +161,9 @@ class Daemon:
         text = "".join(f"{k}: {v}\n" for k, v in self.settings.items() if v is not None)
         Path(path or self.config_path).write_text(text)
 
-    def start(self, notify=None, env=None, wait_ready=True):
+    def start(self, notify=None, env=None, wait_ready=True, wrap=(), binary=None):
+        """wrap: a command to run aurorad under (e.g. setpriv to drop root);
+        binary: another copy of aurorad to run."""
         e = dict(os.environ)
         e.pop("NOTIFY_SOCKET", None)
         e.pop("WATCHDOG_USEC", None)
@@ -173,7 +175,7 @@ class Daemon:
             e.update(env)
         started_before = len(self.events("started"))
         self.log_file = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([str(AURORAD), "-c", str(self.config_path)],
+        self.proc = subprocess.Popen(list(wrap) + [str(binary or AURORAD), "-c", str(self.config_path)],
                                      stdout=subprocess.DEVNULL, stderr=self.log_file, env=e)
         if wait_ready:
             wait_until(lambda: len(self.events("started")) > started_before

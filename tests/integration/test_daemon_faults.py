@@ -7,6 +7,7 @@ import subprocess
 import time
 
 import pytest
+from pathlib import Path
 
 from daemon_harness import (AURORAD, AURORAPACK, Daemon, check_outbox_exactly, move_in,
                             simulate, wait_until)
@@ -129,3 +130,46 @@ def test_full_outbox_keeps_originals_retries_and_recovers(daemon, small_outbox, 
         check_outbox_exactly(d, originals, tmp_path / "unpacked")
     finally:
         ns.close()
+
+
+def test_unreadable_frame_is_quarantined_and_does_not_hold_others_back(tmp_path):
+    """A frame the daemon may not read (a writer's umask) cannot be helped by
+    retrying: it goes to quarantine with the reason, the others flow.  Root
+    reads everything, so as root the daemon runs as nobody (setpriv)."""
+    import tempfile
+    root = Path(tempfile.mkdtemp(prefix="aurorad-perm-"))
+    d = None
+    try:
+        wrap, binary = (), None
+        if os.geteuid() == 0:
+            if not shutil.which("setpriv"):
+                pytest.skip("running as root without setpriv: cannot drop privileges")
+            os.chmod(root, 0o777)  # mkdtemp makes it 0700; nobody must reach it
+            binary = root / "aurorad"  # the build tree may sit under a 0700 home
+            shutil.copy2(AURORAD, binary)
+            wrap = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+        d = Daemon(root / "d")
+        os.chmod(d.root, 0o777)
+        os.chmod(d.incoming, 0o777)
+        good = simulate(tmp_path / "staging", 6, 64, 64, seed=21, prefix="good_")
+        originals = {p.name: p.read_bytes() for p in good}
+        secret = simulate(tmp_path / "staging", 1, 64, 64, seed=22, prefix="secret_")[0]
+        os.chmod(secret, 0o000)
+        move_in([secret], d.incoming)
+        d.start(wrap=wrap, binary=binary)
+        move_in(good, d.incoming, pause=0.05)
+        d.wait_outbox(originals, 60)
+        wait_until(lambda: d.events("quarantined"), 30, "the unreadable frame to be quarantined")
+        q = d.events("quarantined")
+        assert [r["file"] for r in q] == [secret.name]
+        assert "cannot be read" in q[0]["reason"] and "Permission denied" in q[0]["reason"]
+        assert (d.quarantine / secret.name).exists()
+        assert "cannot be read" in (d.quarantine / (secret.name + ".reason")).read_text()
+        assert d.events("outbox_fault") == []
+        assert d.stop() == 0
+        check_outbox_exactly(d, originals, tmp_path / "unpacked")
+    finally:
+        if d is not None:
+            d.cleanup()
+        subprocess.run(["chmod", "-R", "u+rwx", str(root)], check=False)
+        shutil.rmtree(root, ignore_errors=True)
