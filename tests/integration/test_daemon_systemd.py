@@ -92,7 +92,9 @@ def test_sighup_reload_valid_then_invalid(env, tmp_path):
     originals.update({p.name: p.read_bytes() for p in after})
     move_in(after, d.incoming)
     d.wait_outbox(originals, 30)
-    assert sorted(os.listdir(new_done)) == sorted(p.name for p in after)
+    # the original moves to done just after its packed copy is committed
+    wait_until(lambda: new_done.exists() and sorted(os.listdir(new_done)) == sorted(p.name for p in after),
+               10, "the originals in the new done directory")
     info = subprocess.run([str(AURORAD.parent / "aurorapack"), "info", "--json",
                            str(d.outbox / (after[0].name + ".aurp"))],
                           check=True, capture_output=True, text=True).stdout
