@@ -23,13 +23,14 @@ $(DAEMON_UNIT_BIN): $(DAEMON_LIB)
 $(DAEMON_UNIT_BIN): TEST_HELPERS_OBJ += $(DAEMON_LIB)
 $(DAEMON_UNIT_BIN): TEST_LDLIBS += $(DAEMON_LDLIBS)
 
-# ---- install: binary, unit, configuration, sysusers/tmpfiles, guide ---
+# ---- install: aurorad, aurorapack, unit, configuration, sysusers/tmpfiles, guide
 DESTDIR ?=
 SYSTEMD_UNITDIR ?= /etc/systemd/system
 .PHONY: install install-daemon
 install: install-daemon
-install-daemon: $(AURORAD) docs/OPERATIONS.md
+install-daemon: $(AURORAD) $(BIN)/aurorapack docs/OPERATIONS.md
 	install -D -m 0755 $(AURORAD) $(DESTDIR)$(PREFIX)/bin/aurorad
+	install -D -m 0755 $(BIN)/aurorapack $(DESTDIR)$(PREFIX)/bin/aurorapack
 	install -D -m 0644 systemd/aurorad.service $(DESTDIR)$(SYSTEMD_UNITDIR)/aurorad.service
 	sed -i -e 's|/usr/local/bin/aurorad|$(PREFIX)/bin/aurorad|g' \
 	  -e 's|file:///usr/local/share/doc/aurorapack/|file://$(PREFIX)/share/doc/aurorapack/|g' \

@@ -238,6 +238,9 @@ def test_make_install_destdir(tmp_path):
         assert path.is_file(), f"{path} not installed"
         assert stat.S_IMODE(path.stat().st_mode) == mode, f"{path}: mode {path.stat().st_mode:o}"
     assert binary.read_bytes() == AURORAD.read_bytes()
+    tool = dest / "usr/local/bin/aurorapack"  # to verify and unpack at the station too
+    assert tool.is_file() and stat.S_IMODE(tool.stat().st_mode) == 0o755
+    assert tool.read_bytes() == (AURORAD.parent / "aurorapack").read_bytes()
     assert sysusers.read_text() == (repo / "systemd/aurorad.sysusers").read_text()
     assert tmpfiles.read_text() == (repo / "systemd/aurorad.tmpfiles").read_text()
     assert config.read_text() == (repo / "config/aurorad.yaml").read_text()
