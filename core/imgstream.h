@@ -26,6 +26,14 @@
 extern "C" {
 #endif
 
+/* Fills err (may be NULL) with a printf-style reason and returns s: how
+ * the core and the encoder backends (gpu/) report an error. */
+aurp_status aurp_fail(aurp_error *err, aurp_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 #define AURP_RESIDUAL_MAX 65535                       /* |e| <= 65535 */
 #define AURP_HIST_BINS (2 * AURP_RESIDUAL_MAX + 1)    /* index e + 65535 */
 #define AURP_PROB_BITS 20                             /* frequencies sum to 2^20 */

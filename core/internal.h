@@ -9,14 +9,7 @@
 #include "aurp.h"
 #include "imgstream.h"
 
-/* ---- errors -------------------------------------------------------- */
-
-/* Fills err (may be NULL) with a printf-style reason and returns s. */
-aurp_status aurp_fail(aurp_error *err, aurp_status s, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+/* aurp_fail (errors) is declared in imgstream.h, for the backends too. */
 
 /* ---- little-endian fields ------------------------------------------ */
 

@@ -20,7 +20,6 @@
 #include "predict.h"
 
 #include <cuda_runtime.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,23 +71,12 @@ struct aurp_gpu {
 
 #define MARK(i) do { if (g->profile) cudaEventRecord(g->ev[i], g->dev[0].stream); } while (0)
 
-static aurp_status fail(aurp_error *err, aurp_status s, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
-
 #define CK(dev, call)                                                                          \
     do {                                                                                       \
         cudaError_t rc_ = (call);                                                              \
         if (rc_ != cudaSuccess)                                                                \
-            return fail(err, AURP_ERR_BACKEND, "gpu:%d: %s: %s", (dev), #call,                 \
-                        cudaGetErrorString(rc_));                                              \
+            return aurp_fail(err, AURP_ERR_BACKEND, "gpu:%d: %s: %s", (dev), #call,           \
+                             cudaGetErrorString(rc_));                                         \
     } while (0)
 
 extern "C" int aurp_gpu_count(char *why, size_t why_len)
@@ -120,23 +108,23 @@ extern "C" aurp_status aurp_gpu_open(const int *devices, int ndevices, uint32_t 
 {
     *out = NULL;
     if (ndevices < 1 || ndevices > AURP_GPU_MAX_DEVICES)
-        return fail(err, AURP_ERR_PARAM, "gpu: %d devices requested, 1..%d supported", ndevices,
+        return aurp_fail(err, AURP_ERR_PARAM, "gpu: %d devices requested, 1..%d supported", ndevices,
                     AURP_GPU_MAX_DEVICES);
     if (max_width < 1 || max_height < 1 || max_width > AURP_GPU_MAX_SIDE || max_height > AURP_GPU_MAX_SIDE)
-        return fail(err, AURP_ERR_PARAM, "gpu: frame limit %ux%u outside 1..%d per side", max_width,
+        return aurp_fail(err, AURP_ERR_PARAM, "gpu: frame limit %ux%u outside 1..%d per side", max_width,
                     max_height, AURP_GPU_MAX_SIDE);
     char why[160];
     int have = aurp_gpu_count(why, sizeof why);
-    if (have == 0) return fail(err, AURP_ERR_BACKEND, "gpu: %s", why);
+    if (have == 0) return aurp_fail(err, AURP_ERR_BACKEND, "gpu: %s", why);
     for (int i = 0; i < ndevices; i++) {
         if (devices[i] < 0 || devices[i] >= have)
-            return fail(err, AURP_ERR_PARAM, "gpu: device %d does not exist (%d present)", devices[i], have);
+            return aurp_fail(err, AURP_ERR_PARAM, "gpu: device %d does not exist (%d present)", devices[i], have);
         for (int j = 0; j < i; j++)
             if (devices[j] == devices[i])
-                return fail(err, AURP_ERR_PARAM, "gpu: device %d named twice", devices[i]);
+                return aurp_fail(err, AURP_ERR_PARAM, "gpu: device %d named twice", devices[i]);
     }
     aurp_gpu *g = (aurp_gpu *)calloc(1, sizeof *g);
-    if (!g) return fail(err, AURP_ERR_NOMEM, "gpu: out of memory");
+    if (!g) return aurp_fail(err, AURP_ERR_NOMEM, "gpu: out of memory");
     g->ndev = ndevices;
     g->max_w = max_width;
     g->max_h = max_height;
@@ -152,8 +140,8 @@ extern "C" aurp_status aurp_gpu_open(const int *devices, int ndevices, uint32_t 
     do {                                                                                       \
         cudaError_t rc_ = (call);                                                              \
         if (rc_ != cudaSuccess) {                                                              \
-            st = fail(err, AURP_ERR_BACKEND, "gpu:%d: %s: %s", (dev), #call,                   \
-                      cudaGetErrorString(rc_));                                                \
+            st = aurp_fail(err, AURP_ERR_BACKEND, "gpu:%d: %s: %s", (dev), #call,              \
+                           cudaGetErrorString(rc_));                                           \
             goto fail_open;                                                                    \
         }                                                                                      \
     } while (0)
@@ -222,7 +210,7 @@ extern "C" aurp_status aurp_gpu_open(const int *devices, int ndevices, uint32_t 
     }
     g->hist64 = (uint64_t *)malloc(sizeof(uint64_t) * AURP_GPU_HIST_BINS);
     if (!g->hist64) {
-        st = fail(err, AURP_ERR_NOMEM, "gpu: out of memory");
+        st = aurp_fail(err, AURP_ERR_NOMEM, "gpu: out of memory");
         goto fail_open;
     }
     return AURP_OK;
@@ -241,15 +229,15 @@ extern "C" uint8_t *aurp_gpu_host_buffer(aurp_gpu *g, size_t *cap)
 
 static aurp_status check_params(const aurp_params *p, aurp_error *err)
 {
-    if (!p) return fail(err, AURP_ERR_PARAM, "gpu: no parameters");
+    if (!p) return aurp_fail(err, AURP_ERR_PARAM, "gpu: no parameters");
     if (p->profile != AURP_PROFILE_PAPER)
-        return fail(err, AURP_ERR_PARAM, "gpu: profile %d not supported (only 1, paper)", p->profile);
+        return aurp_fail(err, AURP_ERR_PARAM, "gpu: profile %d not supported (only 1, paper)", p->profile);
     if (p->order < 1 || p->order > AURP_MAX_ORDER)
-        return fail(err, AURP_ERR_PARAM, "gpu: order N=%d outside 1..%d", p->order, AURP_MAX_ORDER);
+        return aurp_fail(err, AURP_ERR_PARAM, "gpu: order N=%d outside 1..%d", p->order, AURP_MAX_ORDER);
     if (p->equations < 1 || p->equations > AURP_MAX_EQUATIONS)
-        return fail(err, AURP_ERR_PARAM, "gpu: equations M=%d outside 1..%d", p->equations,
+        return aurp_fail(err, AURP_ERR_PARAM, "gpu: equations M=%d outside 1..%d", p->equations,
                     AURP_MAX_EQUATIONS);
-    if (p->threshold < 0) return fail(err, AURP_ERR_PARAM, "gpu: threshold T=%d < 0", p->threshold);
+    if (p->threshold < 0) return aurp_fail(err, AURP_ERR_PARAM, "gpu: threshold T=%d < 0", p->threshold);
     return AURP_OK;
 }
 
@@ -258,11 +246,11 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
                                        size_t *out_len, aurp_error *err)
 {
     *out_len = 0;
-    if (!g) return fail(err, AURP_ERR_PARAM, "gpu: no handle");
+    if (!g) return aurp_fail(err, AURP_ERR_PARAM, "gpu: no handle");
     aurp_status st = check_params(p, err);
     if (st != AURP_OK) return st;
     if (W < 1 || H < 1 || W > g->max_w || H > g->max_h)
-        return fail(err, AURP_ERR_PARAM, "%s: frame %ux%u outside the opened limit 1..%ux1..%u",
+        return aurp_fail(err, AURP_ERR_PARAM, "%s: frame %ux%u outside the opened limit 1..%ux1..%u",
                     g->label, W, H, g->max_w, g->max_h);
     const size_t px = (size_t)W * H;
     const int N = p->order, M = p->equations;
@@ -281,7 +269,7 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
             uint32_t lo = c0 > (uint32_t)(N + M - 1) ? c0 - (uint32_t)(N + M - 1) : 0;
             size_t need = (size_t)(N + 1) * H * (c1 - lo);
             if (need > d->lag_cap || (i > 0 && (size_t)H * (c1 - c0) > d->band_cap))
-                return fail(err, AURP_ERR_BACKEND, "gpu:%d: band buffers too small (internal)", d->ordinal);
+                return aurp_fail(err, AURP_ERR_BACKEND, "gpu:%d: band buffers too small (internal)", d->ordinal);
             CK(d->ordinal, cudaMemcpyAsync(d->be, g->h_in, 2 * px, cudaMemcpyHostToDevice, d->stream));
             if (i == 0) MARK(1);
             CK(d->ordinal, gpu_unpack(d->be, d->x, px, d->stream));
@@ -338,7 +326,7 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
     aurp_plan plan;
     st = aurp_plan_build_range(slice, (int32_t)(r_n ? r_lo : 0) - AURP_RESIDUAL_MAX, r_n, px,
                                p->threshold, &plan);
-    if (st != AURP_OK) return fail(err, st, "%s: cannot build the coding plan", g->label);
+    if (st != AURP_OK) return aurp_fail(err, st, "%s: cannot build the coding plan", g->label);
 
     /* device 0: segments, escapes -> host */
     clock_gettime(CLOCK_MONOTONIC, &tp1);
@@ -379,7 +367,7 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
     size_t body = 4 * (size_t)nseg + seg_bytes + 2 * (rc == cudaSuccess ? g->h_totals[1] : 0);
     if (rc == cudaSuccess && (g->h_totals[1] != plan.escapes || body > g->body_cap)) {
         aurp_plan_free(&plan);
-        return fail(err, AURP_ERR_BACKEND, "%s: segment coding disagrees with the plan (internal)", g->label);
+        return aurp_fail(err, AURP_ERR_BACKEND, "%s: segment coding disagrees with the plan (internal)", g->label);
     }
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(g->h_body, g->d_body, body, cudaMemcpyDeviceToHost, z->stream);
     MARK(7);
@@ -392,7 +380,7 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
         }
     if (rc != cudaSuccess) {
         aurp_plan_free(&plan);
-        return fail(err, AURP_ERR_BACKEND, "gpu:%d: segment coding: %s", d0, cudaGetErrorString(rc));
+        return aurp_fail(err, AURP_ERR_BACKEND, "gpu:%d: segment coding: %s", d0, cudaGetErrorString(rc));
     }
     /* the escapes follow the segments at any byte offset: move them to an
      * even one for the uint16_t view (the body buffer has room) */
@@ -404,7 +392,7 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
     st = aurp_stream_write(out, cap, out_len, W, H, p, &plan, (const uint32_t *)g->h_body, nseg,
                            g->h_body + 4 * (size_t)nseg, (const uint16_t *)esc);
     aurp_plan_free(&plan);
-    if (st != AURP_OK) return fail(err, st, "%s: output buffer of %zu bytes too small", g->label, cap);
+    if (st != AURP_OK) return aurp_fail(err, st, "%s: output buffer of %zu bytes too small", g->label, cap);
     return AURP_OK;
 }
 
@@ -429,7 +417,7 @@ static bool injected_fault(aurp_gpu *g, aurp_error *err)
     if (f == 0) return false;
     long n = (long)__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
     if (n < f || n >= f + __atomic_load_n(&count, __ATOMIC_RELAXED)) return false;
-    fail(err, AURP_ERR_BACKEND, "%s: injected fault (AURP_GPU_INJECT_FAULTS, call %ld)", g->label, n);
+    aurp_fail(err, AURP_ERR_BACKEND, "%s: injected fault (AURP_GPU_INJECT_FAULTS, call %ld)", g->label, n);
     return true;
 }
 

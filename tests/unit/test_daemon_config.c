@@ -8,28 +8,14 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "scratch_dir.h"
 
-static char dir[256];
-
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/aurorad-config-test-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(daemon_config, .init = make_dir, .fini = remove_dir);
+TestSuite(daemon_config, .init = scratch_dir_make, .fini = scratch_dir_remove);
 
 static const char *write_file(const char *name, const char *text)
 {
     static char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s", scratch_dir, name);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
     fputs(text, f);

@@ -13,23 +13,9 @@
 
 #include "fitsready.h"
 #include "intake.h"
+#include "scratch_dir.h"
 
-static char dir[256];
-
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/aurorad-intake-test-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(daemon_intake, .init = make_dir, .fini = remove_dir);
+TestSuite(daemon_intake, .init = scratch_dir_make, .fini = scratch_dir_remove);
 
 static const char *data_dir(void)
 {
@@ -55,7 +41,7 @@ static uint8_t *read_real(const char *name, size_t *len)
 static void write_bytes(const char *name, const void *data, size_t len)
 {
     char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
+    snprintf(p, sizeof p, "%s/%s", scratch_dir, name);
     FILE *f = fopen(p, "wb");
     cr_assert_not_null(f);
     cr_assert_eq(fwrite(data, 1, len, f), len);
@@ -65,7 +51,7 @@ static void write_bytes(const char *name, const void *data, size_t len)
 static fitsready_result check(const char *name)
 {
     char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
+    snprintf(p, sizeof p, "%s/%s", scratch_dir, name);
     int fd = open(p, O_RDONLY);
     cr_assert_geq(fd, 0);
     struct stat st;
@@ -110,7 +96,7 @@ Test(daemon_intake, garbage_is_broken_at_once)
 static void set_mtime_ago(const char *name, int seconds)
 {
     char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
+    snprintf(p, sizeof p, "%s/%s", scratch_dir, name);
     struct timespec ts[2];
     clock_gettime(CLOCK_REALTIME, &ts[0]);
     ts[0].tv_sec -= seconds;
@@ -129,7 +115,7 @@ Test(daemon_intake, settle_rule_and_first_sight_of_old_files)
     write_bytes("partial.fits.part", b, len);
     free(b);
     intake in;
-    intake_init(&in, dir, 500, 5);
+    intake_init(&in, scratch_dir, 500, 5);
     int64_t t = 1000000000000LL;
     /* old and complete: taken at first sight; fresh: waits for settle */
     cr_assert_eq(intake_rescan(&in, true, t), 1);
@@ -154,7 +140,7 @@ Test(daemon_intake, a_truncated_file_is_taken_after_the_stall_time)
     write_bytes("cut.fits", b, len / 2);
     free(b);
     intake in;
-    intake_init(&in, dir, 100, 2.0);
+    intake_init(&in, scratch_dir, 100, 2.0);
     int64_t t = 5000000000LL;
     cr_assert_eq(intake_rescan(&in, false, t), 0);
     cr_assert_eq(intake_tick(&in, t + 1900000000LL), 0);
@@ -177,7 +163,7 @@ Test(daemon_intake, new_and_backlog_alternate_new_first)
         set_mtime_ago(name, 60);
     }
     intake in;
-    intake_init(&in, dir, 0, 5);
+    intake_init(&in, scratch_dir, 0, 5);
     int64_t t = 1000000000LL;
     cr_assert_eq(intake_rescan(&in, true, t), 4);
     for (int i = 0; i < 2; i++) {

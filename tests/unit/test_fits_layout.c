@@ -8,25 +8,11 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "scratch_dir.h"
 
-static char dir[64];
+TestSuite(fits_layout, .init = scratch_dir_make, .fini = scratch_dir_remove);
 
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/test_fits_layout-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(fits_layout, .init = make_dir, .fini = remove_dir);
-
-static void path_of(const char *name, char *buf, size_t len) { snprintf(buf, len, "%s/%s", dir, name); }
+static void path_of(const char *name, char *buf, size_t len) { snprintf(buf, len, "%s/%s", scratch_dir, name); }
 
 static fitsfile *create(const char *name)
 {
@@ -390,7 +376,7 @@ Test(fits_layout, shared_kast_frames)
 
 /* ---- frame_pack / frame_unpack over the same files ------------------ */
 
-TestSuite(frame_roundtrip, .init = make_dir, .fini = remove_dir);
+TestSuite(frame_roundtrip, .init = scratch_dir_make, .fini = scratch_dir_remove);
 
 static int image_chunks(const uint8_t *packed, size_t len)
 {
