@@ -89,15 +89,21 @@ static uint8_t *load(const char *name, size_t *len)
     return buf;
 }
 
+/* Closes the file written through f, reads it back and lays it out. */
+static uint8_t *close_and_layout(fitsfile *f, const char *name, size_t *len, frame_layout *l)
+{
+    finish(f);
+    uint8_t *buf = load(name, len);
+    frame_layout_of(buf, *len, l);
+    return buf;
+}
+
 static void layout_of_image(int bitpix, int naxis, long *naxes, frame_layout *l, size_t *len_out)
 {
     fitsfile *f = create("x.fits");
     add_image(f, bitpix, naxis, naxes);
-    finish(f);
     size_t len;
-    uint8_t *buf = load("x.fits", &len);
-    frame_layout_of(buf, len, l);
-    free(buf);
+    free(close_and_layout(f, "x.fits", &len, l));
     if (len_out) *len_out = len;
 }
 
@@ -117,11 +123,9 @@ Test(fits_layout, bitpix16_image_is_found_at_its_data)
     long naxes[2] = {37, 11};
     fitsfile *f = create("a.fits");
     add_image(f, SHORT_IMG, 2, naxes);
-    finish(f);
     size_t len;
-    uint8_t *buf = load("a.fits", &len);
     frame_layout l;
-    frame_layout_of(buf, len, &l);
+    uint8_t *buf = close_and_layout(f, "a.fits", &len, &l);
     cr_assert_eq(l.kind, FRAME_FITS_IMAGE, "why: %s", l.why);
     cr_assert_eq(l.nregions, 1);
     cr_assert_eq(l.nhdus, 1);
@@ -164,11 +168,9 @@ Test(fits_layout, image_extension_after_empty_primary)
     add_image(f, SHORT_IMG, 0, NULL);
     long naxes[2] = {64, 5};
     add_image(f, SHORT_IMG, 2, naxes);
-    finish(f);
     size_t len;
-    uint8_t *buf = load("ext.fits", &len);
     frame_layout l;
-    frame_layout_of(buf, len, &l);
+    uint8_t *buf = close_and_layout(f, "ext.fits", &len, &l);
     cr_assert_eq(l.kind, FRAME_FITS_IMAGE, "why: %s", l.why);
     cr_assert_eq(l.nhdus, 2);
     cr_assert_eq(l.nregions, 1);
@@ -187,11 +189,9 @@ Test(fits_layout, several_hdus_with_a_bintable)
     add_table(f);
     add_image(f, SHORT_IMG, 2, b);
     add_image(f, LONG_IMG, 2, c);
-    finish(f);
     size_t len;
-    uint8_t *buf = load("multi.fits", &len);
     frame_layout l;
-    frame_layout_of(buf, len, &l);
+    uint8_t *buf = close_and_layout(f, "multi.fits", &len, &l);
     cr_assert_eq(l.kind, FRAME_FITS_IMAGE, "why: %s", l.why);
     cr_assert_eq(l.nhdus, 4);
     cr_assert_eq(l.nregions, 2);
@@ -211,11 +211,9 @@ Test(fits_layout, tile_compressed_image_is_not_an_image)
     fits_set_compression_type(f, RICE_1, &status);
     long naxes[2] = {40, 30};
     add_image(f, SHORT_IMG, 2, naxes);
-    finish(f);
     size_t len;
-    uint8_t *buf = load("comp.fits", &len);
     frame_layout l;
-    frame_layout_of(buf, len, &l);
+    uint8_t *buf = close_and_layout(f, "comp.fits", &len, &l);
     cr_assert_eq(l.kind, FRAME_FITS_OTHER, "kind %d why '%s'", l.kind, l.why);
     cr_assert_not_null(strstr(l.why, "BINTABLE"), "why: %s", l.why);
     free(buf);
@@ -261,11 +259,9 @@ Test(fits_layout, file_cut_inside_an_extension_header_is_not_fits)
     long a[2] = {30, 20}, b[2] = {7, 9};
     add_image(f, SHORT_IMG, 2, a);
     add_image(f, SHORT_IMG, 2, b);
-    finish(f);
     size_t len;
-    uint8_t *buf = load("two.fits", &len);
     frame_layout l;
-    frame_layout_of(buf, len, &l);
+    uint8_t *buf = close_and_layout(f, "two.fits", &len, &l);
     cr_assert_eq(l.kind, FRAME_FITS_IMAGE, "why: %s", l.why);
     size_t second = 2 * 2880; /* 1 header block + 1 data block */
     cr_assert(memcmp(buf + second, "XTENSION=", 9) == 0);
