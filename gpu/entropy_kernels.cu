@@ -20,11 +20,11 @@ __global__ void histogram_kernel(const int32_t *__restrict__ e, size_t n, uint32
         if (v >= -HIST_NEAR && v < HIST_NEAR)
             atomicAdd(&near[v + HIST_NEAR], 1u);
         else
-            atomicAdd(&hist[v + 65535], 1u);
+            atomicAdd(&hist[v + AURP_RESIDUAL_MAX], 1u);
     }
     __syncthreads();
     for (int i = threadIdx.x; i < 2 * HIST_NEAR; i += blockDim.x)
-        if (near[i]) atomicAdd(&hist[i - HIST_NEAR + 65535], near[i]);
+        if (near[i]) atomicAdd(&hist[i - HIST_NEAR + AURP_RESIDUAL_MAX], near[i]);
 }
 
 cudaError_t gpu_histogram(const int32_t *e, size_t count, uint32_t *hist, cudaStream_t st)

@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AURP_GPU_HIST_BINS 131071 /* residual e at index e + 65535 */
+#include "imgstream.h"
+
+#define AURP_GPU_HIST_BINS AURP_HIST_BINS /* the core's histogram: residual e at index e + 65535 */
 #define AURP_GPU_SLICE_CAP 4094   /* bins of [T-, T+] sent with the range: 32 KB with its header */
 
 /* be16 (FITS BITPIX=16 big-endian) -> u = bits XOR 0x8000. */
