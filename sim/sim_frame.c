@@ -1,4 +1,5 @@
-/* sim_frame: one simulated aurora spectrograph frame.
+/* sim_frame: one simulated aurora spectrograph frame (the default kind; the
+ * other kinds are drawn in sim_kinds.c).
  *
  * Signal model, in ADU above bias, for row m (position y along the slit) and
  * column n (wavelength l):
@@ -17,12 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_internal.h"
 #include "sim_rng.h"
-
-#define PI 3.14159265358979323846
-
-/* Stream identifiers: each random quantity has its own reproducible stream. */
-enum { STREAM_ARCS = 1, STREAM_BIAS, STREAM_HOT, STREAM_NOISE, STREAM_COSMIC };
 
 typedef enum { SPATIAL_ARCS, SPATIAL_WIDE_ARCS, SPATIAL_DIFFUSE, SPATIAL_UNIFORM } spatial_kind;
 
@@ -76,6 +73,8 @@ void sim_options_default(sim_options *o)
     o->hot_pixel_fraction = 5e-5;
     o->cosmic_rays = 4;
     o->exposure_s = 13.0;
+    o->kind = SIM_KIND_AURORA;
+    o->level = 1.0;
 }
 
 static double nm_per_column(uint32_t width, const sim_options *o)
@@ -97,16 +96,7 @@ double sim_bias_of(uint64_t seed, const sim_options *o)
 }
 
 /* Aurora arcs: drawn per seed, drifting and brightening frame by frame. */
-#define MAX_ARCS 4
-typedef struct {
-    int n;
-    double y0[MAX_ARCS], speed[MAX_ARCS], width[MAX_ARCS], bright[MAX_ARCS];
-    double wobble_period[MAX_ARCS], wobble_phase[MAX_ARCS], pulse_period[MAX_ARCS],
-        pulse_phase[MAX_ARCS];
-    double activity_phase;
-} arcs;
-
-static void arcs_of_seed(uint64_t seed, arcs *a)
+void sim_arcs_of_seed(uint64_t seed, sim_arcs *a)
 {
     sim_rng r;
     sim_rng_seed(&r, seed, STREAM_ARCS);
@@ -133,7 +123,7 @@ static double reflect01(double y)
 }
 
 /* Activity along the slit at frame t; wide = the red line's larger spread. */
-static double arc_activity(const arcs *a, double y, double t, int wide)
+double sim_arc_activity(const sim_arcs *a, double y, double t, int wide)
 {
     double overall = 0.35 + 0.65 * pow(0.5 + 0.5 * sin(2 * PI * t / 240.0 + a->activity_phase), 2);
     double sum = 0;
@@ -148,21 +138,22 @@ static double arc_activity(const arcs *a, double y, double t, int wide)
     return overall * sum;
 }
 
-static double diffuse_activity(const arcs *a, double y, double t)
+double sim_diffuse_activity(const sim_arcs *a, double y, double t)
 {
     double c = 0.5 + 0.25 * sin(2 * PI * t / 600.0 + a->activity_phase);
     double d = (y - c) / 0.35;
     return 0.5 * exp(-0.5 * d * d) * (0.7 + 0.3 * cos(2 * PI * t / 300.0));
 }
 
-static uint16_t clip_adu(double v)
+uint16_t sim_clip_adu(double v)
 {
     if (!(v > 0)) return 0;
     if (v >= 65535.0) return 65535;
     return (uint16_t)floor(v + 0.5);
 }
 
-static void add_hot_pixels(uint32_t w, uint32_t h, uint64_t seed, const sim_options *o, double *img)
+void sim_add_hot_pixels(uint32_t w, uint32_t h, uint64_t seed, const sim_options *o, double scale,
+                        double *img)
 {
     sim_rng r;
     sim_rng_seed(&r, seed, STREAM_HOT);
@@ -171,12 +162,12 @@ static void add_hot_pixels(uint32_t w, uint32_t h, uint64_t seed, const sim_opti
     for (uint64_t i = 0; i < count; i++) {
         uint64_t at = sim_below(&r, npix);
         /* log-uniform from warm (300 ADU) to beyond saturation */
-        img[at] += exp(log(300.0) + (log(80000.0) - log(300.0)) * sim_uniform(&r));
+        img[at] += scale * exp(log(300.0) + (log(80000.0) - log(300.0)) * sim_uniform(&r));
     }
 }
 
-static void add_cosmic_rays(uint32_t w, uint32_t h, uint64_t seed, uint64_t index,
-                            const sim_options *o, double *img)
+void sim_add_cosmic_rays(uint32_t w, uint32_t h, uint64_t seed, uint64_t index,
+                          const sim_options *o, double *img)
 {
     if (o->cosmic_rays <= 0) return;
     sim_rng r;
@@ -200,6 +191,13 @@ int sim_frame(uint32_t width, uint32_t height, uint64_t seed, uint64_t frame_ind
 {
     if (width == 0 || height == 0 || !o || !out) return -1;
     if (!(o->lambda_max_nm > o->lambda_min_nm) || !(o->gain_e_per_adu > 0)) return -1;
+    if (!(o->level >= 0)) return -1;
+    if (o->kind != SIM_KIND_AURORA) return sim_frame_of_kind(width, height, seed, frame_index, o, out);
+    /* brightness scales the light, not the detector (x 1.0 leaves every bit as it was) */
+    sim_options lit = *o;
+    lit.line_scale *= o->level;
+    lit.continuum_adu *= o->level;
+    o = &lit;
     size_t npix = (size_t)width * height;
     double *signal = malloc(npix * sizeof *signal);
     double *profile = malloc((size_t)NLINES * width * sizeof *profile);
@@ -212,8 +210,8 @@ int sim_frame(uint32_t width, uint32_t height, uint64_t seed, uint64_t frame_ind
     }
     const double t = (double)frame_index;
     const double dnm = nm_per_column(width, o);
-    arcs a;
-    arcs_of_seed(seed, &a);
+    sim_arcs a;
+    sim_arcs_of_seed(seed, &a);
 
     /* Spectral shapes: one Gaussian per line, sampled at column centres. */
     for (size_t l = 0; l < NLINES; l++) {
@@ -235,8 +233,8 @@ int sim_frame(uint32_t width, uint32_t height, uint64_t seed, uint64_t frame_ind
 
     for (uint32_t m = 0; m < height; m++) {
         double y = (m + 0.5) / height;
-        double arc = arc_activity(&a, y, t, 0), wide = arc_activity(&a, y, t, 1);
-        double diffuse = diffuse_activity(&a, y, t);
+        double arc = sim_arc_activity(&a, y, t, 0), wide = sim_arc_activity(&a, y, t, 1);
+        double diffuse = sim_diffuse_activity(&a, y, t);
         for (size_t l = 0; l < NLINES; l++) {
             double act = LINES[l].kind == SPATIAL_ARCS        ? arc
                          : LINES[l].kind == SPATIAL_WIDE_ARCS ? wide
@@ -264,9 +262,9 @@ int sim_frame(uint32_t width, uint32_t height, uint64_t seed, uint64_t frame_ind
             row[n] = col_bias[n] + electrons / g + o->read_noise_adu * sim_gauss(&nr);
         }
     }
-    add_hot_pixels(width, height, seed, o, signal);
-    add_cosmic_rays(width, height, seed, frame_index, o, signal);
-    for (size_t i = 0; i < npix; i++) out[i] = clip_adu(signal[i]);
+    sim_add_hot_pixels(width, height, seed, o, 1.0, signal);
+    sim_add_cosmic_rays(width, height, seed, frame_index, o, signal);
+    for (size_t i = 0; i < npix; i++) out[i] = sim_clip_adu(signal[i]);
 
     free(signal), free(profile), free(row_gain), free(continuum), free(col_bias);
     return 0;

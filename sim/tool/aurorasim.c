@@ -38,6 +38,9 @@ typedef struct {
     broken_kind broken;
     long long broken_every;
     int quiet;
+    int kind;                   /* -1: not given (the aurora kind) */
+    double level, line_scale;   /* < 0: not given (the kind's own) */
+    long long cosmic_rays;      /* < 0: not given */
     sim_options opt;
 } config;
 
@@ -48,10 +51,19 @@ static void usage(FILE *to)
 {
     fprintf(to,
             "usage: aurorasim [options] OUTDIR\n"
-            "       aurorasim --one OUT.fits [-W W] [-H H] [--seed S] [--index I]\n"
+            "       aurorasim --one OUT.fits [-W W] [-H H] [--kind K] [--seed S] [--level X] [--index I]\n"
             "  -W, --width W          columns (wavelength), default 1024\n"
             "  -H, --height H         rows (along the slit), default 1024\n"
             "  --seed S               scene and detector seed, default 1\n"
+            "  --kind K               what the frame shows, default aurora:\n"
+            "                         aurora   the station at night (arcs, airglow)\n"
+            "                         dark     a quiet night: bias, read noise, faint 557.7/630.0/427.8 nm\n"
+            "                         bias     zero exposure: column pattern, banding, overscan, amplifier\n"
+            "                         twilight scattered sunlight: Fraunhofer spectrum near saturation\n"
+            "                         arc      long-slit arc lamp: sharp lines, curved along the slit\n"
+            "                         echelle  cross-dispersed echelle, a star: curved orders\n"
+            "                         echelle-arc  the same echelle, ThAr lamp: tilted lines in every order\n"
+            "  --level X              multiply the light of the scene, default 1\n"
             "  --count K              frames to write, default 0 = until SIGINT/SIGTERM\n"
             "  --interval SECONDS     real time between frames, default 15 (0 = no wait)\n"
             "  --prefix P             file name prefix, default none\n"
@@ -117,7 +129,8 @@ static int parse_time(const char *s, time_t *t)
 static int parse_args(int argc, char **argv, config *c)
 {
     enum { O_SEED = 256, O_COUNT, O_INTERVAL, O_PREFIX, O_START_INDEX, O_INDEX, O_START_TIME,
-           O_MODE, O_SLOW, O_BROKEN, O_BROKEN_EVERY, O_ONE, O_COSMIC, O_LINES, O_HELP };
+           O_MODE, O_SLOW, O_BROKEN, O_BROKEN_EVERY, O_ONE, O_COSMIC, O_LINES, O_KIND, O_LEVEL,
+           O_HELP };
     static const struct option longopts[] = {
         {"width", required_argument, 0, 'W'}, {"height", required_argument, 0, 'H'},
         {"seed", required_argument, 0, O_SEED}, {"count", required_argument, 0, O_COUNT},
@@ -131,6 +144,7 @@ static int parse_args(int argc, char **argv, config *c)
         {"broken-every", required_argument, 0, O_BROKEN_EVERY},
         {"one", required_argument, 0, O_ONE}, {"cosmic-rays", required_argument, 0, O_COSMIC},
         {"line-scale", required_argument, 0, O_LINES}, {"quiet", no_argument, 0, 'q'},
+        {"kind", required_argument, 0, O_KIND}, {"level", required_argument, 0, O_LEVEL},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     int ch;
     uint64_t v;
@@ -187,15 +201,34 @@ static int parse_args(int argc, char **argv, config *c)
             break;
         case O_ONE: c->one = optarg; break;
         case O_COSMIC:
-            if (parse_u64(optarg, "--cosmic-rays", &v)) return -1;
-            c->opt.cosmic_rays = (int)v;
+            if (parse_u64(optarg, "--cosmic-rays", &v) || v > 1000000) {
+                fprintf(stderr, "aurorasim: --cosmic-rays must be 0..1000000\n");
+                return -1;
+            }
+            c->cosmic_rays = (long long)v;
             break;
-        case O_LINES: if (parse_double(optarg, "--line-scale", &c->opt.line_scale)) return -1; break;
+        case O_LINES: if (parse_double(optarg, "--line-scale", &c->line_scale)) return -1; break;
+        case O_LEVEL: if (parse_double(optarg, "--level", &c->level)) return -1; break;
+        case O_KIND:
+            c->kind = sim_kind_from_name(optarg);
+            if (c->kind < 0) {
+                fprintf(stderr, "aurorasim: --kind: unknown kind '%s' (", optarg);
+                for (int k = 0; k < SIM_KIND_COUNT; k++)
+                    fprintf(stderr, "%s%s", k ? "|" : "", sim_kind_name((sim_kind)k));
+                fprintf(stderr, ")\n");
+                return -1;
+            }
+            break;
         case 'q': c->quiet = 1; break;
         case O_HELP: usage(stdout); exit(0);
         default: usage(stderr); return -1;
         }
     }
+    /* the kind's own detector and light first, then what was given */
+    sim_options_for_kind(&c->opt, c->kind < 0 ? SIM_KIND_AURORA : (sim_kind)c->kind);
+    if (c->cosmic_rays >= 0) c->opt.cosmic_rays = (int)c->cosmic_rays;
+    if (c->line_scale >= 0) c->opt.line_scale = c->line_scale;
+    if (c->level >= 0) c->opt.level = c->level;
     if (c->one) {
         if (optind != argc) {
             fprintf(stderr, "aurorasim: --one takes no OUTDIR\n");
@@ -349,6 +382,7 @@ int main(int argc, char **argv)
     memset(&c, 0, sizeof c);
     c.width = 1024, c.height = 1024, c.seed = 1, c.interval_s = 15, c.slow_seconds = 4;
     c.prefix = "", c.start_time = time(NULL), c.mode = WRITE_RENAME;
+    c.kind = -1, c.level = -1, c.line_scale = -1, c.cosmic_rays = -1;
     sim_options_default(&c.opt);
     if (parse_args(argc, argv, &c)) return 2;
 
@@ -365,7 +399,11 @@ int main(int argc, char **argv)
     }
     if (c.one) {
         char err[512];
-        sim_frame(c.width, c.height, c.seed, c.index, &c.opt, pix);
+        if (sim_frame(c.width, c.height, c.seed, c.index, &c.opt, pix)) {
+            fprintf(stderr, "aurorasim: out of memory for a %ux%u frame\n", c.width, c.height);
+            free(pix);
+            return 1;
+        }
         sim_fits_meta meta = {c.start_time, c.index, c.seed, &c.opt, 16};
         int rc = sim_fits_write(c.one, c.width, c.height, pix, &meta, err, sizeof err);
         if (rc) fprintf(stderr, "aurorasim: %s\n", err);
@@ -392,7 +430,11 @@ int main(int argc, char **argv)
         strftime(stamp, sizeof stamp, "%Y%m%d_%H%M%S", &tm);
         snprintf(final, sizeof final, "%s/%s%s.fits", c.outdir, c.prefix, stamp);
         snprintf(tmp, sizeof tmp, "%s/.%s%s.fits.tmp", c.outdir, c.prefix, stamp);
-        sim_frame(c.width, c.height, c.seed, index, &c.opt, pix);
+        if (sim_frame(c.width, c.height, c.seed, index, &c.opt, pix)) {
+            fprintf(stderr, "aurorasim: out of memory for a %ux%u frame\n", c.width, c.height);
+            rc = 1;
+            break;
+        }
         if (write_frame(&c, final, tmp, index, capture, pix)) {
             rc = 1;
             break;

@@ -45,12 +45,31 @@ int sim_fits_write(const char *path, uint32_t width, uint32_t height, const uint
     fits_write_key(f, TSTRING, "OBSERVAT", "Polar station (simulated)", NULL, &status);
     fits_write_key(f, TDOUBLE, "SITELAT", &lat, "[deg] geographic latitude", &status);
     fits_write_key(f, TDOUBLE, "SITELONG", &lon, "[deg] geographic longitude", &status);
-    fits_write_key(f, TSTRING, "CTYPE1", "WAVE", "NAXIS1 is wavelength", &status);
-    fits_write_key(f, TSTRING, "CUNIT1", "nm", NULL, &status);
-    fits_write_key(f, TDOUBLE, "CRVAL1", &crval, "[nm] wavelength at CRPIX1", &status);
-    fits_write_key(f, TDOUBLE, "CRPIX1", &crpix, NULL, &status);
-    fits_write_key(f, TDOUBLE, "CDELT1", &cdelt, "[nm] per column", &status);
-    fits_write_key(f, TSTRING, "CTYPE2", "SLIT", "NAXIS2 is position along the slit", &status);
+    /* an echelle's wavelength is not linear in the column: no WCS for it */
+    int echelle = o->kind == SIM_KIND_ECHELLE || o->kind == SIM_KIND_ECHELLE_ARC;
+    if (!echelle) {
+        fits_write_key(f, TSTRING, "CTYPE1", "WAVE", "NAXIS1 is wavelength", &status);
+        fits_write_key(f, TSTRING, "CUNIT1", "nm", NULL, &status);
+        fits_write_key(f, TDOUBLE, "CRVAL1", &crval, "[nm] wavelength at CRPIX1", &status);
+        fits_write_key(f, TDOUBLE, "CRPIX1", &crpix, NULL, &status);
+        fits_write_key(f, TDOUBLE, "CDELT1", &cdelt, "[nm] per column", &status);
+        fits_write_key(f, TSTRING, "CTYPE2", "SLIT", "NAXIS2 is position along the slit", &status);
+    }
+    /* the default kind's header stays as it always was */
+    if (o->kind != SIM_KIND_AURORA) {
+        double level = o->level;
+        fits_write_key(f, TSTRING, "SIMKIND", (char *)sim_kind_name(o->kind), "what the simulator drew",
+                       &status);
+        fits_write_key(f, TDOUBLE, "SIMLEVEL", &level, "brightness of the scene", &status);
+        uint32_t ov = sim_overscan_columns(width, o);
+        if (ov) {
+            char sec[80];
+            snprintf(sec, sizeof sec, "[1:%u,1:%u]", width - ov, height);
+            fits_write_key(f, TSTRING, "DATASEC", sec, "exposed pixels", &status);
+            snprintf(sec, sizeof sec, "[%u:%u,1:%u]", width - ov + 1, width, height);
+            fits_write_key(f, TSTRING, "BIASSEC", sec, "overscan", &status);
+        }
+    }
     fits_write_key(f, TSTRING, "BUNIT", "ADU", NULL, &status);
     fits_write_key(f, TDOUBLE, "GAIN", &gain, "[e-/ADU]", &status);
     fits_write_key(f, TDOUBLE, "RDNOISE", &rdnoise, "[ADU] read noise", &status);
