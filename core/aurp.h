@@ -33,6 +33,7 @@ typedef enum {
     AURP_ERR_CHECKSUM, /* decoded bytes do not match the stored checksum */
     AURP_ERR_VERSION,  /* stream written by a newer, unknown format */
     AURP_ERR_BACKEND,  /* an image encoder backend (GPU) failed */
+    AURP_ERR_LIMIT,    /* the stream declares more output than the caller's limit */
 } aurp_status;
 
 typedef struct {
@@ -138,6 +139,58 @@ typedef struct {
 
 aurp_status aurp_inspect(const uint8_t *in, size_t in_len, aurp_info *info, aurp_error *err);
 void aurp_info_free(aurp_info *info);
+
+/* ---- decoding under a memory limit ----------------------------------
+ * A stream of a few bytes can validly declare gigabytes of output (a flat
+ * image codes to almost nothing), so a decoder cannot bound its memory by
+ * the stream's size: it bounds it by a limit on the output, as zstd does.
+ * The functions below check every declared size against the stream and the
+ * limit before they allocate anything; decoding then needs the largest
+ * chunk plus the image decoder's working memory (a few bytes per pixel),
+ * never the whole output unless the caller asks for it. */
+
+/* The default limit on the restored size: 4 GiB (a station frame is 2 MiB). */
+#define AURP_DEFAULT_MAX_OUTPUT ((uint64_t)4 << 30)
+
+/* Validates a stream without decoding it and without allocating: header,
+ * stream checksum, every chunk header (and every image stream header),
+ * raw lengths that add up to the original size, nothing after the last
+ * chunk, and an original size <= max_output (0: AURP_DEFAULT_MAX_OUTPUT),
+ * else AURP_ERR_LIMIT.  *original_size (may be NULL) is set on success. */
+aurp_status aurp_check_stream(const uint8_t *in, size_t in_len, uint64_t max_output,
+                              uint64_t *original_size, aurp_error *err);
+
+/* Receives the restored bytes in order, a chunk at a time; returns 0 to go
+ * on, nonzero to stop the decoding. */
+typedef int (*aurp_write_fn)(void *ctx, const uint8_t *data, size_t len);
+
+/* Decodes chunk by chunk after aurp_check_stream, hashing the restored
+ * bytes as they come (XXH3 streaming) and handing each chunk to write
+ * (NULL: verify only, nothing is kept).  write sees bytes before the final
+ * checksum is known: a caller must discard them unless AURP_OK comes back.
+ * A write that returns nonzero ends it with AURP_ERR_PARAM.  *restored
+ * (may be NULL) is the number of bytes restored and verified. */
+aurp_status aurp_unpack_chunks(const uint8_t *in, size_t in_len, int threads,
+                               uint64_t max_output, aurp_write_fn write, void *ctx,
+                               uint64_t *restored, aurp_error *err);
+
+/* What can be said about a damaged stream (aurp_inspect_partial). */
+typedef struct {
+    int header_ok;         /* magic, version and flags readable */
+    int checksum_ok;       /* the stream checksum matches the chunk bytes */
+    int truncated;         /* the stream ends inside a chunk, or before its last chunk */
+    uint64_t missing;      /* truncated: at least this many bytes are missing */
+    uint32_t declared_chunks;
+    uint64_t readable_raw; /* bytes of the original covered by the readable chunks */
+} aurp_damage;
+
+/* As aurp_inspect, but goes on past a stream checksum mismatch and, when a
+ * chunk cannot be read, keeps the chunks before it in info (free it with
+ * aurp_info_free whatever the result).  Returns AURP_OK only for a stream
+ * aurp_inspect accepts; otherwise the first fault, with the reason in err
+ * ("truncated: ..." for a stream cut short) and the facts in *damage. */
+aurp_status aurp_inspect_partial(const uint8_t *in, size_t in_len, aurp_info *info,
+                                 aurp_damage *damage, aurp_error *err);
 
 /* XXH3-64 of a buffer, as stored in the container. */
 uint64_t aurp_checksum(const void *data, size_t len);

@@ -14,6 +14,13 @@
 
 #define CONTAINER_HEADER 40
 #define CHUNK_HEADER 24
+/* The general coder cannot restore more than this many bytes per coded
+ * byte: its probabilities stay within 15..65521 of 65536 (FORMAT.md
+ * section 4), so every bit shrinks the range by at least 2.28e-4 of itself
+ * and every byte of input pays for at most ~3040 restored bytes (measured:
+ * 3028 on a run of 0xFF).  A general chunk that claims more is refused
+ * before anything is allocated for it. */
+#define GC_MAX_EXPANSION 4096
 static const uint8_t MAGIC[8] = {0x89, 'A', 'U', 'R', 'P', '\r', '\n', 0x1a};
 
 aurp_status aurp_fail(aurp_error *err, aurp_status s, const char *fmt, ...)
@@ -38,6 +45,7 @@ const char *aurp_status_name(aurp_status s)
     case AURP_ERR_CHECKSUM: return "checksum mismatch";
     case AURP_ERR_VERSION: return "unsupported format version";
     case AURP_ERR_BACKEND: return "encoder backend failed";
+    case AURP_ERR_LIMIT: return "output limit exceeded";
     }
     return "unknown status";
 }
@@ -213,7 +221,10 @@ static aurp_status read_header(const uint8_t *in, size_t in_len, int verify, con
                                aurp_error *err)
 {
     if (in_len < CONTAINER_HEADER)
-        return aurp_fail(err, AURP_ERR_CORRUPT, "not an .aurp stream: %zu bytes, header needs %d",
+        return aurp_fail(err, AURP_ERR_CORRUPT,
+                         in_len >= 8 && memcmp(in, MAGIC, 8) == 0
+                             ? "truncated: %zu bytes, the header needs %d"
+                             : "not an .aurp stream: %zu bytes, header needs %d",
                          in_len, CONTAINER_HEADER);
     if (memcmp(in, MAGIC, 8) != 0)
         return aurp_fail(err, AURP_ERR_CORRUPT, "not an .aurp stream: bad magic");
@@ -241,12 +252,17 @@ typedef struct {
     const uint8_t *payload;
 } chunk;
 
-/* Reads the chunk at *pos and checks its header against what is left. */
+/* Reads the chunk at *pos and checks its header against what is left.
+ * *short_by (may be NULL) is set when the stream ends inside the chunk. */
 static aurp_status read_chunk(const uint8_t *in, size_t in_len, size_t *pos, uint32_t index,
-                              chunk *c, aurp_error *err)
+                              chunk *c, uint64_t *short_by, aurp_error *err)
 {
-    if (in_len - *pos < CHUNK_HEADER)
-        return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: truncated header at byte %zu", index, *pos);
+    if (in_len - *pos < CHUNK_HEADER) {
+        if (short_by) *short_by = CHUNK_HEADER - (in_len - *pos);
+        return aurp_fail(err, AURP_ERR_CORRUPT,
+                         "truncated: chunk %u's header at byte %zu needs %d bytes, %zu left", index,
+                         *pos, CHUNK_HEADER, in_len - *pos);
+    }
     const uint8_t *h = in + *pos;
     c->method = h[0];
     for (int i = 1; i < 8; i++)
@@ -255,15 +271,84 @@ static aurp_status read_chunk(const uint8_t *in, size_t in_len, size_t *pos, uin
     c->enc = aurp_get_u64(h + 16);
     if (c->method > AURP_CHUNK_IMAGE)
         return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: unknown method %d", index, c->method);
-    if (c->enc > in_len - *pos - CHUNK_HEADER)
-        return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: %llu payload bytes, only %zu left", index,
-                         (unsigned long long)c->enc, in_len - *pos - CHUNK_HEADER);
     if (c->raw == 0) return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: restores 0 bytes", index);
     if (c->method == AURP_CHUNK_STORED && c->raw != c->enc)
         return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: stored with raw %llu != encoded %llu", index,
                          (unsigned long long)c->raw, (unsigned long long)c->enc);
+    if (c->enc > in_len - *pos - CHUNK_HEADER) {
+        if (short_by) *short_by = c->enc - (in_len - *pos - CHUNK_HEADER);
+        return aurp_fail(err, AURP_ERR_CORRUPT, "truncated: chunk %u has %llu payload bytes, only %zu left",
+                         index, (unsigned long long)c->enc, in_len - *pos - CHUNK_HEADER);
+    }
     c->payload = h + CHUNK_HEADER;
     *pos += CHUNK_HEADER + (size_t)c->enc;
+    return AURP_OK;
+}
+
+/* An image chunk's stream must describe exactly the chunk's raw bytes.
+ * Only the image stream's own header is read (the codec's parser, whatever
+ * the profile); nothing is allocated. */
+static aurp_status check_image_chunk(const chunk *c, uint32_t index, aurp_stream_view *v,
+                                     aurp_error *err)
+{
+    aurp_status st = aurp_stream_parse_header(c->payload, (size_t)c->enc, v, err);
+    if (st != AURP_OK) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err ? err->msg : "");
+        why[sizeof why - 20] = 0; /* room for the prefix */
+        return aurp_fail(err, st, "chunk %u: %s", index, why);
+    }
+    if (2 * (uint64_t)v->width * v->height != c->raw)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: image %ux%u does not fill %llu bytes", index,
+                         v->width, v->height, (unsigned long long)c->raw);
+    return AURP_OK;
+}
+
+/* The walk every decoder does before it allocates: the whole chunk layout
+ * against the stream and the header, and the output size against the
+ * limit.  *largest: the largest raw length of a chunk that must be decoded
+ * (stored chunks are passed through, not decoded). */
+static aurp_status check_layout(const uint8_t *in, size_t in_len, const container_header *h,
+                                uint64_t max_output, uint64_t *largest, aurp_error *err)
+{
+    if (max_output == 0) max_output = AURP_DEFAULT_MAX_OUTPUT;
+    if (h->original_size > max_output)
+        return aurp_fail(err, AURP_ERR_LIMIT,
+                         "the stream declares %llu bytes of output, over the limit of %llu",
+                         (unsigned long long)h->original_size, (unsigned long long)max_output);
+    /* every chunk takes >= 24 bytes */
+    if (h->nchunks > (in_len - CONTAINER_HEADER) / CHUNK_HEADER)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "%u chunks cannot fit in %zu bytes", h->nchunks, in_len);
+    size_t pos = CONTAINER_HEADER;
+    uint64_t at = 0, big = 0;
+    for (uint32_t i = 0; i < h->nchunks; i++) {
+        chunk c;
+        aurp_status st = read_chunk(in, in_len, &pos, i, &c, NULL, err);
+        if (st != AURP_OK) return st;
+        if (c.raw > h->original_size - at)
+            return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: restores past the original size %llu", i,
+                             (unsigned long long)h->original_size);
+        if (c.method == AURP_CHUNK_IMAGE) {
+            aurp_stream_view v;
+            st = check_image_chunk(&c, i, &v, err);
+            if (st != AURP_OK) return st;
+        }
+        if (c.method == AURP_CHUNK_GENERAL && c.raw / GC_MAX_EXPANSION >= c.enc)
+            return aurp_fail(err, AURP_ERR_CORRUPT,
+                             "chunk %u: %llu bytes cannot be general-coded in %llu (at most %d per byte)",
+                             i, (unsigned long long)c.raw, (unsigned long long)c.enc, GC_MAX_EXPANSION);
+        if (c.method != AURP_CHUNK_STORED && c.raw > big) big = c.raw;
+        at += c.raw;
+    }
+    if (at != h->original_size)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "chunks restore %llu bytes, header says %llu",
+                         (unsigned long long)at, (unsigned long long)h->original_size);
+    if (pos != in_len)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "%zu trailing bytes after the last chunk", in_len - pos);
+    if (big > SIZE_MAX)
+        return aurp_fail(err, AURP_ERR_NOMEM, "a chunk of %llu bytes does not fit in memory",
+                         (unsigned long long)big);
+    if (largest) *largest = big;
     return AURP_OK;
 }
 
@@ -275,98 +360,160 @@ aurp_status aurp_original_size(const uint8_t *in, size_t in_len, uint64_t *size,
     return st;
 }
 
+aurp_status aurp_check_stream(const uint8_t *in, size_t in_len, uint64_t max_output,
+                              uint64_t *original_size, aurp_error *err)
+{
+    container_header h;
+    aurp_status st = read_header(in, in_len, 1, &h, err);
+    if (st == AURP_OK) st = check_layout(in, in_len, &h, max_output, NULL, err);
+    if (st == AURP_OK && original_size) *original_size = h.original_size;
+    return st;
+}
+
+/* Decodes one chunk (already checked by check_layout) into dst. */
+static aurp_status decode_chunk(const chunk *c, uint32_t index, int threads, uint8_t *dst,
+                                aurp_error *err)
+{
+    if (c->method == AURP_CHUNK_STORED) {
+        memcpy(dst, c->payload, (size_t)c->raw);
+        return AURP_OK;
+    }
+    if (c->method == AURP_CHUNK_GENERAL) {
+        int rc = aurp_gc_decode(c->payload, (size_t)c->enc, dst, (size_t)c->raw);
+        if (rc == -2) return aurp_fail(err, AURP_ERR_NOMEM, "chunk %u: out of memory", index);
+        if (rc != 0) return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: general coding corrupt", index);
+        return AURP_OK;
+    }
+    aurp_stream_view v;
+    aurp_status st = check_image_chunk(c, index, &v, err);
+    if (st != AURP_OK) return st;
+    st = aurp_image_decode(c->payload, (size_t)c->enc, v.width, v.height, threads, dst, err);
+    if (st != AURP_OK) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err ? err->msg : "");
+        why[sizeof why - 20] = 0; /* room for the prefix */
+        return aurp_fail(err, st, "chunk %u: %s", index, why);
+    }
+    return AURP_OK;
+}
+
+/* The one decoding loop: into out (the whole original, cap bytes) when out
+ * is given, else chunk by chunk through a scratch buffer of the largest
+ * chunk and into write (which may be NULL).  The restored bytes are hashed
+ * as they come, so nothing needs the whole output at once. */
+static aurp_status decode_all(const uint8_t *in, size_t in_len, int threads, uint64_t max_output,
+                              uint8_t *out, size_t cap, aurp_write_fn write, void *ctx,
+                              uint64_t *restored, aurp_error *err)
+{
+    container_header h;
+    aurp_status st = read_header(in, in_len, 1, &h, err);
+    if (st != AURP_OK) return st;
+    if (out && h.original_size > cap)
+        return aurp_fail(err, AURP_ERR_CAPACITY, "original of %llu bytes, output buffer %zu",
+                         (unsigned long long)h.original_size, cap);
+    uint64_t largest = 0;
+    st = check_layout(in, in_len, &h, out ? (h.original_size ? h.original_size : 1) : max_output,
+                      &largest, err);
+    if (st != AURP_OK) return st;
+    if (threads < 1) threads = 1;
+    uint8_t *scratch = NULL;
+    if (!out && largest) {
+        scratch = malloc((size_t)largest);
+        if (!scratch)
+            return aurp_fail(err, AURP_ERR_NOMEM, "out of memory (%llu bytes for the largest chunk)",
+                             (unsigned long long)largest);
+    }
+    XXH3_state_t hash;
+    XXH3_64bits_reset(&hash);
+    size_t pos = CONTAINER_HEADER;
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < h.nchunks && st == AURP_OK; i++) {
+        chunk c;
+        st = read_chunk(in, in_len, &pos, i, &c, NULL, err);
+        if (st != AURP_OK) break;
+        const uint8_t *bytes;
+        if (out) {
+            st = decode_chunk(&c, i, threads, out + at, err);
+            bytes = out + at;
+        } else if (c.method == AURP_CHUNK_STORED) {
+            bytes = c.payload; /* passed through: no copy */
+        } else {
+            st = decode_chunk(&c, i, threads, scratch, err);
+            bytes = scratch;
+        }
+        if (st != AURP_OK) break;
+        XXH3_64bits_update(&hash, bytes, (size_t)c.raw);
+        if (write && write(ctx, bytes, (size_t)c.raw) != 0)
+            st = aurp_fail(err, AURP_ERR_PARAM, "chunk %u: the output stopped the decoding", i);
+        at += c.raw;
+    }
+    free(scratch);
+    if (st != AURP_OK) return st;
+    if (XXH3_64bits_digest(&hash) != h.checksum)
+        return aurp_fail(err, AURP_ERR_CHECKSUM, "XXH3-64 of the restored bytes does not match");
+    if (restored) *restored = at;
+    return AURP_OK;
+}
+
 aurp_status aurp_unpack(const uint8_t *in, size_t in_len, int threads, uint8_t *out, size_t cap,
                         size_t *out_len, aurp_error *err)
 {
     *out_len = 0;
-    container_header h;
-    aurp_status st = read_header(in, in_len, 1, &h, err);
-    if (st != AURP_OK) return st;
-    if (h.original_size > cap)
-        return aurp_fail(err, AURP_ERR_CAPACITY, "original of %llu bytes, output buffer %zu",
-                         (unsigned long long)h.original_size, cap);
-    size_t pos = CONTAINER_HEADER;
-    uint64_t at = 0;
-    for (uint32_t i = 0; i < h.nchunks; i++) {
-        chunk c;
-        st = read_chunk(in, in_len, &pos, i, &c, err);
-        if (st != AURP_OK) return st;
-        if (c.raw > h.original_size - at)
-            return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: restores past the original size %llu", i,
-                             (unsigned long long)h.original_size);
-        uint8_t *dst = out + at;
-        if (c.method == AURP_CHUNK_STORED) {
-            memcpy(dst, c.payload, (size_t)c.raw);
-        } else if (c.method == AURP_CHUNK_GENERAL) {
-            int rc = aurp_gc_decode(c.payload, (size_t)c.enc, dst, (size_t)c.raw);
-            if (rc == -2) return aurp_fail(err, AURP_ERR_NOMEM, "chunk %u: out of memory", i);
-            if (rc != 0) return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: general coding corrupt", i);
-        } else {
-            aurp_stream_view v;
-            st = aurp_stream_parse_header(c.payload, (size_t)c.enc, &v, err);
-            if (st != AURP_OK) return st;
-            if (2 * (uint64_t)v.width * v.height != c.raw)
-                return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: image %ux%u does not fill %llu bytes",
-                                 i, v.width, v.height, (unsigned long long)c.raw);
-            st = aurp_image_decode(c.payload, (size_t)c.enc, v.width, v.height, threads, dst, err);
-            if (st != AURP_OK) {
-                char why[sizeof err->msg];
-                memcpy(why, err ? err->msg : "", err ? sizeof why : 1);
-                why[sizeof why - 20] = 0; /* room for the prefix */
-                return aurp_fail(err, st, "chunk %u: %s", i, why);
-            }
-        }
-        at += c.raw;
-    }
-    if (at != h.original_size)
-        return aurp_fail(err, AURP_ERR_CORRUPT, "chunks restore %llu bytes, header says %llu",
-                         (unsigned long long)at, (unsigned long long)h.original_size);
-    if (pos != in_len)
-        return aurp_fail(err, AURP_ERR_CORRUPT, "%zu trailing bytes after the last chunk", in_len - pos);
-    if (aurp_checksum(out, (size_t)at) != h.checksum)
-        return aurp_fail(err, AURP_ERR_CHECKSUM, "XXH3-64 of the restored bytes does not match");
-    *out_len = (size_t)at;
-    return AURP_OK;
+    uint64_t n = 0;
+    /* the caller's buffer is the limit: nothing is allocated beyond it */
+    aurp_status st = decode_all(in, in_len, threads, 0, out, cap, NULL, NULL, &n, err);
+    if (st == AURP_OK) *out_len = (size_t)n;
+    return st;
 }
 
-aurp_status aurp_inspect(const uint8_t *in, size_t in_len, aurp_info *info, aurp_error *err)
+aurp_status aurp_unpack_chunks(const uint8_t *in, size_t in_len, int threads,
+                               uint64_t max_output, aurp_write_fn write, void *ctx,
+                               uint64_t *restored, aurp_error *err)
 {
-    memset(info, 0, sizeof *info);
-    container_header h;
-    aurp_status st = read_header(in, in_len, 1, &h, err);
-    if (st != AURP_OK) return st;
+    if (restored) *restored = 0;
+    return decode_all(in, in_len, threads, max_output, NULL, 0, write, ctx, restored, err);
+}
+
+/* Fills info chunk by chunk; stops at the first chunk that cannot be read,
+ * keeping those before it. */
+static aurp_status inspect_chunks(const uint8_t *in, size_t in_len, const container_header *h,
+                                  aurp_info *info, aurp_damage *d, aurp_error *err)
+{
     /* every chunk takes >= 24 bytes: bounds the allocation by the input */
-    if (h.nchunks > (in_len - CONTAINER_HEADER) / CHUNK_HEADER)
-        return aurp_fail(err, AURP_ERR_CORRUPT, "%u chunks cannot fit in %zu bytes", h.nchunks, in_len);
-    info->version = AURP_FORMAT_VERSION;
-    info->original_size = h.original_size;
-    info->checksum = h.checksum;
-    info->chunks = calloc(h.nchunks ? h.nchunks : 1, sizeof *info->chunks);
+    uint32_t fit = (uint32_t)((in_len - CONTAINER_HEADER) / CHUNK_HEADER);
+    uint32_t room = h->nchunks < fit ? h->nchunks : fit;
+    info->chunks = calloc(room ? room : 1, sizeof *info->chunks);
     if (!info->chunks) return aurp_fail(err, AURP_ERR_NOMEM, "out of memory");
     size_t pos = CONTAINER_HEADER;
     uint64_t at = 0;
-    for (uint32_t i = 0; i < h.nchunks; i++) {
+    for (uint32_t i = 0; i < h->nchunks; i++) {
         chunk c;
-        st = read_chunk(in, in_len, &pos, i, &c, err);
-        if (st == AURP_OK && c.raw > h.original_size - at)
-            st = aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: restores past the original size", i);
+        uint64_t short_by = 0;
+        if (i == room) { /* the declared chunks cannot all fit: the stream is cut */
+            d->truncated = 1;
+            d->missing = (uint64_t)(h->nchunks - i) * CHUNK_HEADER;
+            return aurp_fail(err, AURP_ERR_CORRUPT,
+                             "truncated: %u chunks declared, the stream ends after %u (%zu bytes)",
+                             h->nchunks, i, in_len);
+        }
+        aurp_status st = read_chunk(in, in_len, &pos, i, &c, &short_by, err);
         if (st != AURP_OK) {
-            aurp_info_free(info);
+            if (short_by) {
+                d->truncated = 1;
+                d->missing = short_by + (uint64_t)(h->nchunks - i - 1) * CHUNK_HEADER;
+            }
             return st;
         }
+        if (c.raw > h->original_size - at)
+            return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: restores past the original size", i);
         aurp_chunk_info *ci = &info->chunks[i];
         ci->method = c.method;
         ci->raw_len = c.raw;
         ci->enc_len = c.enc;
         if (c.method == AURP_CHUNK_IMAGE) {
             aurp_stream_view v;
-            st = aurp_stream_parse_header(c.payload, (size_t)c.enc, &v, err);
-            if (st == AURP_OK && 2 * (uint64_t)v.width * v.height != c.raw)
-                st = aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: image size does not match", i);
-            if (st != AURP_OK) {
-                aurp_info_free(info);
-                return st;
-            }
+            st = check_image_chunk(&c, i, &v, err);
+            if (st != AURP_OK) return st;
             ci->width = v.width;
             ci->height = v.height;
             ci->profile = v.profile;
@@ -378,14 +525,60 @@ aurp_status aurp_inspect(const uint8_t *in, size_t in_len, aurp_info *info, aurp
             ci->escapes = v.escapes;
         }
         at += c.raw;
+        d->readable_raw = at;
         info->nchunks = (int)(i + 1);
     }
-    if (at != h.original_size || pos != in_len) {
-        aurp_info_free(info);
+    if (at != h->original_size || pos != in_len)
         return aurp_fail(err, AURP_ERR_CORRUPT, "chunks restore %llu of %llu bytes, %zu trailing bytes",
-                         (unsigned long long)at, (unsigned long long)h.original_size, in_len - pos);
+                         (unsigned long long)at, (unsigned long long)h->original_size, in_len - pos);
+    return AURP_OK;
+}
+
+aurp_status aurp_inspect_partial(const uint8_t *in, size_t in_len, aurp_info *info,
+                                 aurp_damage *damage, aurp_error *err)
+{
+    memset(info, 0, sizeof *info);
+    aurp_damage local;
+    aurp_damage *d = damage ? damage : &local;
+    memset(d, 0, sizeof *d);
+    container_header h;
+    aurp_status st = read_header(in, in_len, 0, &h, err);
+    if (st != AURP_OK) {
+        d->truncated = in_len < CONTAINER_HEADER && in_len >= 8 && memcmp(in, MAGIC, 8) == 0;
+        if (d->truncated) d->missing = CONTAINER_HEADER - in_len;
+        return st;
+    }
+    d->header_ok = 1;
+    d->declared_chunks = h.nchunks;
+    d->checksum_ok =
+        aurp_checksum(in + CONTAINER_HEADER, in_len - CONTAINER_HEADER) == h.stream_checksum;
+    info->version = AURP_FORMAT_VERSION;
+    info->original_size = h.original_size;
+    info->checksum = h.checksum;
+    /* the chunks are read even when the checksum fails: they say how much
+     * is there and whether the stream was cut short */
+    aurp_error chunk_err = {{0}};
+    aurp_status cst = inspect_chunks(in, in_len, &h, info, d, &chunk_err);
+    if (cst != AURP_OK && (d->truncated || d->checksum_ok)) {
+        if (err) *err = chunk_err;
+        return cst;
+    }
+    if (!d->checksum_ok) {
+        if (cst != AURP_OK)
+            return aurp_fail(err, AURP_ERR_CORRUPT, "stream damaged: checksum of the chunk bytes does not match; %s",
+                             chunk_err.msg);
+        return aurp_fail(err, AURP_ERR_CORRUPT,
+                         "stream damaged: XXH3-64 of its %zu chunk bytes does not match",
+                         in_len - CONTAINER_HEADER);
     }
     return AURP_OK;
+}
+
+aurp_status aurp_inspect(const uint8_t *in, size_t in_len, aurp_info *info, aurp_error *err)
+{
+    aurp_status st = aurp_inspect_partial(in, in_len, info, NULL, err);
+    if (st != AURP_OK) aurp_info_free(info);
+    return st;
 }
 
 void aurp_info_free(aurp_info *info)

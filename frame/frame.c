@@ -41,18 +41,21 @@ aurp_status frame_pack(const uint8_t *file, size_t len, const frame_layout *layo
     return AURP_OK;
 }
 
-aurp_status frame_unpack(const uint8_t *packed, size_t len, int threads, uint8_t **out,
-                         size_t *out_len, aurp_error *err)
+aurp_status frame_unpack_limited(const uint8_t *packed, size_t len, int threads,
+                                 uint64_t max_output, uint8_t **out, size_t *out_len,
+                                 aurp_error *err)
 {
     *out = NULL;
     *out_len = 0;
     uint64_t size = 0;
-    aurp_status st = aurp_original_size(packed, len, &size, err);
+    /* every declared size against the stream and the limit first: a stream
+     * of a few bytes that declares 2^62 must not reach malloc */
+    aurp_status st = aurp_check_stream(packed, len, max_output, &size, err);
     if (st != AURP_OK) return st;
     if (size > SIZE_MAX - 1) {
         snprintf(err->msg, sizeof err->msg, "original size %llu too large for memory",
                  (unsigned long long)size);
-        return AURP_ERR_CORRUPT;
+        return AURP_ERR_NOMEM;
     }
     uint8_t *buf = malloc(size ? (size_t)size : 1);
     if (!buf) {
@@ -69,4 +72,10 @@ aurp_status frame_unpack(const uint8_t *packed, size_t len, int threads, uint8_t
     *out = buf;
     *out_len = n;
     return AURP_OK;
+}
+
+aurp_status frame_unpack(const uint8_t *packed, size_t len, int threads, uint8_t **out,
+                         size_t *out_len, aurp_error *err)
+{
+    return frame_unpack_limited(packed, len, threads, 0, out, out_len, err);
 }

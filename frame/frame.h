@@ -44,8 +44,17 @@ aurp_status frame_pack(const uint8_t *file, size_t len, const frame_layout *layo
                        const aurp_params *p, const aurp_image_encoder *enc, int threads,
                        uint8_t **out, size_t *out_len, aurp_error *err);
 
-/* Restores the original bytes (checksum verified).  *out is malloc'd. */
+/* Restores the original bytes (checksum verified).  *out is malloc'd.
+ * Refuses (AURP_ERR_LIMIT) a stream that declares more than
+ * AURP_DEFAULT_MAX_OUTPUT bytes. */
 aurp_status frame_unpack(const uint8_t *packed, size_t len, int threads, uint8_t **out,
                          size_t *out_len, aurp_error *err);
+
+/* frame_unpack with the caller's output limit (0: AURP_DEFAULT_MAX_OUTPUT).
+ * The whole stream is checked against itself and the limit before the
+ * output is allocated. */
+aurp_status frame_unpack_limited(const uint8_t *packed, size_t len, int threads,
+                                 uint64_t max_output, uint8_t **out, size_t *out_len,
+                                 aurp_error *err);
 
 #endif
