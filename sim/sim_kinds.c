@@ -57,7 +57,7 @@ void sim_options_for_kind(sim_options *o, sim_kind kind)
         break;
     case SIM_KIND_TWILIGHT: /* continuum_adu: the solar continuum's peak */
         o->read_noise_adu = 4.0, o->gain_e_per_adu = 2.5, o->dark_adu = 0.2;
-        o->continuum_adu = 42000, o->cosmic_rays = 1, o->exposure_s = 0.5;
+        o->continuum_adu = 50000, o->cosmic_rays = 1, o->exposure_s = 0.5;
         break;
     case SIM_KIND_ARC: /* line_scale x 60000 ADU: the brightest line's peak */
         o->read_noise_adu = 3.5, o->gain_e_per_adu = 1.2, o->dark_adu = 0.5;
@@ -294,7 +294,7 @@ static int scene_dark(uint32_t w, uint32_t h, uint32_t wi, uint64_t seed, uint64
     for (uint32_t m = 0; m < h; m++) {
         double y = (m + 0.5) / h;
         double arc = sim_arc_activity(&a, y, t, 0), wide = sim_arc_activity(&a, y, t, 1);
-        double gain[NPROF] = {s * (40 * arc + 3), s * (15 * wide + 4), s * 9 * arc,
+        double gain[NPROF] = {s * (40 * arc + 8), s * (15 * wide + 5), s * 9 * arc,
                               s * 3 * arc, s * 2};
         double vignette = 1.0 - 0.25 * (2 * y - 1) * (2 * y - 1);
         double *row = img + (size_t)m * w;

@@ -78,3 +78,45 @@ def test_bad_arguments(aurorasim, tmp_path):
     r = run([aurorasim, "--count", 1, tmp_path / "missing"])
     assert r.returncode == 1 and "missing" in r.stderr
     assert run([aurorasim, "-W", 0, "--one", tmp_path / "x.fits"]).returncode == 2
+
+
+def test_kinds_are_named_in_the_header_and_repeat_per_seed(aurorasim, tmp_path):
+    common = ["-W", 256, "-H", 64, "--start-time", "2014-07-15T00:00:00"]
+    default = tmp_path / "default.fits"
+    run([aurorasim, "--one", default, *common], check_rc=0)
+    assert b"SIMKIND" not in default.read_bytes()[:2880]
+    for kind in ("aurora", "dark", "bias", "twilight", "arc", "echelle", "echelle-arc"):
+        a, b, c = tmp_path / f"{kind}_a.fits", tmp_path / f"{kind}_b.fits", tmp_path / f"{kind}_c.fits"
+        run([aurorasim, "--one", a, "--kind", kind, "--seed", 5, *common], check_rc=0)
+        run([aurorasim, "--one", b, "--kind", kind, "--seed", 5, *common], check_rc=0)
+        run([aurorasim, "--one", c, "--kind", kind, "--seed", 6, *common], check_rc=0)
+        assert a.read_bytes() == b.read_bytes(), kind
+        assert a.read_bytes()[2880:] != c.read_bytes()[2880:], kind
+        header = a.read_bytes()[:2880].decode("ascii")
+        if kind == "aurora":
+            assert a.read_bytes() != default.read_bytes()  # seed 5, not 1
+            assert "SIMKIND" not in header
+        else:
+            assert f"SIMKIND = '{kind}" in header, kind
+            assert "BIASSEC = '[249:256,1:64]'" in header, kind
+
+
+def test_level_scales_the_light(aurorasim, tmp_path):
+    dim, bright = tmp_path / "dim.fits", tmp_path / "bright.fits"
+    common = ["--kind", "twilight", "-W", 256, "-H", 32, "--seed", 2, "--start-time", "0"]
+    run([aurorasim, "--one", dim, "--level", "0.25", *common], check_rc=0)
+    run([aurorasim, "--one", bright, *common], check_rc=0)
+    assert "SIMLEVEL=                 0.25" in dim.read_bytes()[:2880].decode("ascii")
+
+    def mean_count(path):
+        data = path.read_bytes()[2880:2880 + 256 * 32 * 2]
+        values = [int.from_bytes(data[i:i + 2], "big", signed=True) + 32768 for i in range(0, len(data), 2)]
+        return sum(values) / len(values)
+
+    assert mean_count(bright) > 3 * mean_count(dim)
+
+
+def test_bad_kind_and_level(aurorasim, tmp_path):
+    r = run([aurorasim, "--one", tmp_path / "x.fits", "--kind", "nebula"])
+    assert r.returncode == 2 and "echelle-arc" in r.stderr
+    assert run([aurorasim, "--one", tmp_path / "x.fits", "--level", "-1"]).returncode == 2
