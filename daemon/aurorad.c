@@ -35,6 +35,10 @@ typedef struct {
     uv_loop_t *loop;
     uv_fs_event_t watch;
     bool watching;
+    dev_t watched_dev;           /* the incoming directory the watch is on */
+    ino_t watched_ino;
+    bool incoming_missing_logged;
+    bool dir_trouble_logged[5];  /* per configured directory: told the operator once */
     uv_timer_t tick, rescan, retry, watchdog, status_timer;
     uv_signal_t sighup, sigterm, sigint;
     uv_async_t wake;
@@ -87,8 +91,12 @@ static int setup_dirs(const aurorad_config *c, char *err, size_t err_len)
 {
     const char *dirs[] = {c->incoming_dir, c->outbox_dir, c->quarantine_dir, c->state_dir,
                           c->done_dir};
+    /* before creating anything: an alias would be created as a real directory */
+    if (config_check_dirs_on_disk(c, "directories", err, err_len)) return -1;
     for (int i = 0; i < 5; i++)
         if (dirs[i][0] && mkdir_p(dirs[i], err, err_len)) return -1;
+    /* now all exist: device and inode tell bind mounts apart */
+    if (config_check_dirs_on_disk(c, "directories", err, err_len)) return -1;
     /* stale temporary files of a killed process: never visible as frames
      * (hidden names), removed so they do not accumulate */
     for (int i = 1; i < 5; i++) {
@@ -109,6 +117,7 @@ static void status_text(char *buf, size_t len)
     stats_latency(&D.st, &mean, &mx);
     int q_new = intake_count(&D.in, ENTRY_QUEUED, 0), q_old = intake_count(&D.in, ENTRY_QUEUED, 1);
     int watching = intake_count(&D.in, ENTRY_WATCHING, -1);
+    int held = intake_count(&D.in, ENTRY_HELD, -1);
     /* devices now, so that a GPU taken out of service shows as such */
     if (D.workers) pool_describe(D.workers, D.devices, sizeof D.devices);
     char fault[600] = "outbox ok";
@@ -118,11 +127,12 @@ static void status_text(char *buf, size_t len)
                  in_s > 0 ? in_s : 0);
     }
     snprintf(buf, len,
-             "%s%llu frames done (%llu quarantined); backlog %d, new %d, arriving %d, in flight %d; "
+             "%s%llu frames done (%llu quarantined); backlog %d, new %d, arriving %d, in flight %d, "
+             "held %d; "
              "latency mean %.2f s max %.2f s (last %d); %.3f bpp; devices %.200s; %.400s",
              D.stopping ? "stopping: " : (D.reload_pending ? "reloading: " : ""),
              (unsigned long long)(D.st.committed + D.st.recovered),
-             (unsigned long long)D.st.quarantined, q_old, q_new, watching, D.inflight, mean / 1e3,
+             (unsigned long long)D.st.quarantined, q_old, q_new, watching, D.inflight, held, mean / 1e3,
              mx / 1e3, D.st.n, stats_bpp(&D.st), D.devices, fault);
 }
 
@@ -167,10 +177,14 @@ static void dispatch(void)
         return;
     }
     job j;
-    while (D.inflight < D.max_in_flight && intake_pick(&D.in, &j)) {
+    while (D.inflight < D.max_in_flight && intake_pick(&D.in, &j, now)) {
         pool_submit(D.workers, &j);
         D.inflight++;
     }
+    /* a file backing off alone: wake when it is due (the others went on) */
+    int64_t due = intake_next_due(&D.in);
+    if (D.inflight < D.max_in_flight && due > now)
+        uv_timer_start(&D.retry, on_retry, (uint64_t)((due - now) / 1000000) + 1, 0);
 }
 
 static void on_retry(uv_timer_t *t)
@@ -188,10 +202,110 @@ static void on_tick(uv_timer_t *t)
     ensure_tick();
 }
 
+/* ---- self-repair ---------------------------------------------------- */
+
+static int take_lock(const char *state_dir);
+
+/* The daemon's own directories (outbox, quarantine, state, done) are
+ * recreated when they vanish, but only when their parent still exists:
+ * a missing parent may be an unmounted disk, and creating the tree on the
+ * root file system would hide that.  Otherwise the operator is told once. */
+static void repair_dirs(void)
+{
+    const char *keys[] = {"outbox_dir", "quarantine_dir", "state_dir", "done_dir"};
+    const char *dirs[] = {D.cfg.outbox_dir, D.cfg.quarantine_dir, D.cfg.state_dir, D.cfg.done_dir};
+    for (int i = 0; i < 4; i++) {
+        if (!dirs[i][0]) continue;
+        struct stat st;
+        if (stat(dirs[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            D.dir_trouble_logged[i] = false;
+            continue;
+        }
+        bool missing = errno == ENOENT;
+        char parent[CONFIG_PATH_MAX];
+        snprintf(parent, sizeof parent, "%s", dirs[i]);
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent) *slash = 0;
+        else snprintf(parent, sizeof parent, "/");
+        bool parent_ok = stat(parent, &st) == 0 && S_ISDIR(st.st_mode);
+        if (missing && parent_ok && mkdir(dirs[i], 0750) == 0) {
+            log_line l;
+            log_begin(&l, LOG_WARNING, "dir_recreated");
+            log_str(&l, "key", keys[i]);
+            log_str(&l, "dir", dirs[i]);
+            log_str(&l, "msg", "the directory had disappeared; created it again (mode 0750)");
+            log_end(&l);
+            D.dir_trouble_logged[i] = false;
+            if (dirs[i] == D.cfg.state_dir) { /* the lock lived there: take it again */
+                int fd = take_lock(D.cfg.state_dir);
+                if (fd >= 0) {
+                    close(D.lock_fd);
+                    D.lock_fd = fd;
+                }
+            }
+            continue;
+        }
+        if (D.dir_trouble_logged[i]) continue;
+        D.dir_trouble_logged[i] = true;
+        log_line l;
+        log_begin(&l, LOG_ERR, "dir_missing");
+        log_str(&l, "key", keys[i]);
+        log_str(&l, "dir", dirs[i]);
+        char what[CONFIG_PATH_MAX + 200];
+        if (!missing)
+            snprintf(what, sizeof what, "%s is not a directory: remove what is there; aurorad "
+                     "recreates it", dirs[i]);
+        else
+            snprintf(what, sizeof what, "%s is missing and so is its parent %s (an unmounted "
+                     "disk?): mount it or create it (mkdir -p, owner aurorad, mode 0750); "
+                     "aurorad continues by itself", dirs[i], parent);
+        log_str(&l, "action", what);
+        log_end(&l);
+    }
+}
+
+static void on_fs_event(uv_fs_event_t *h, const char *filename, int events, int status);
+
+/* Incoming is the writer's directory: aurorad never creates it while
+ * running, but when it is deleted and created again the watch must follow
+ * it to the new directory (inotify watches the old inode). */
+static bool check_incoming_watch(void)
+{
+    struct stat st;
+    if (stat(D.cfg.incoming_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (D.watching) uv_fs_event_stop(&D.watch);
+        D.watching = false;
+        if (!D.incoming_missing_logged)
+            log_msg(LOG_ERR, "incoming_missing",
+                    "%s: gone (%s); create it again for the writer (mode 2770, group aurorad): "
+                    "aurorad watches it again by itself", D.cfg.incoming_dir,
+                    strerror(errno ? errno : ENOTDIR));
+        D.incoming_missing_logged = true;
+        return false;
+    }
+    D.incoming_missing_logged = false;
+    if (D.watching && st.st_dev == D.watched_dev && st.st_ino == D.watched_ino) return true;
+    if (D.watching) uv_fs_event_stop(&D.watch);
+    D.watching = false;
+    int rc = uv_fs_event_start(&D.watch, on_fs_event, D.cfg.incoming_dir, 0);
+    if (rc < 0) {
+        log_msg(LOG_ERR, "watch_failed", "%s: cannot watch: %s; listing every %.1f s instead",
+                D.cfg.incoming_dir, uv_strerror(rc), D.cfg.rescan_seconds);
+        return true;
+    }
+    D.watching = true;
+    D.watched_dev = st.st_dev;
+    D.watched_ino = st.st_ino;
+    log_msg(LOG_NOTICE, "watch_rearmed", "%s: the directory was replaced; watching the new one",
+            D.cfg.incoming_dir);
+    return true;
+}
+
 static void on_rescan(uv_timer_t *t)
 {
     (void)t;
-    if (intake_rescan(&D.in, false, mono_ns()) < 0)
+    repair_dirs();
+    if (check_incoming_watch() && intake_rescan(&D.in, false, mono_ns()) < 0)
         log_msg(LOG_ERR, "rescan_failed", "%s: cannot list: %s", D.cfg.incoming_dir, strerror(errno));
     dispatch();
     ensure_tick();
@@ -244,31 +358,76 @@ static void log_frame(const result *r)
     log_end(&l);
 }
 
+static void log_fault(int level, const char *event, const result *r, double retry_s)
+{
+    log_line l;
+    log_begin(&l, level, event);
+    log_str(&l, "file", r->j.name);
+    log_str(&l, "reason", r->reason);
+    log_str(&l, "errno", commit_errno_name(r->err_no));
+    if (retry_s >= 0) log_num(&l, "retry_in_s", retry_s, 2);
+    log_str(&l, "original", "kept in incoming");
+    log_end(&l);
+}
+
+static void handle_done(const result *r)
+{
+    intake_forget(&D.in, r->j.name);
+    if (r->what == OUTCOME_COMMITTED) D.st.committed++;
+    else D.st.recovered++;
+    D.st.bytes_in += r->bytes_in;
+    D.st.bytes_out += r->bytes_out;
+    if (r->gpu_fallback) D.st.gpu_fallbacks++;
+    if (r->latency_ms > D.cfg.budget_seconds * 1e3) D.st.over_budget++;
+    if (r->pixels) stats_add_frame(&D.st, r->latency_ms, r->bytes_out, r->pixels);
+    log_frame(r);
+    if (D.fault[0]) {
+        log_msg(LOG_NOTICE, "outbox_recovered", "%s: writing again after: %s", D.cfg.outbox_dir,
+                D.fault);
+        D.fault[0] = 0;
+        D.backoff_ns = 0;
+        D.blocked_until = 0;
+    }
+}
+
+/* The outbox cannot take files: nothing is dispatched until the pause is
+ * over; the file goes to the back of its queue, so the next try is another
+ * frame's. */
+static void handle_outbox_fault(const result *r)
+{
+    int attempt;
+    intake_retry(&D.in, r->j.name, mono_ns(), 0, &attempt);
+    D.st.retries++;
+    int64_t cap = (int64_t)(D.cfg.retry_max_seconds * 1e9);
+    D.backoff_ns = D.backoff_ns ? D.backoff_ns * 2 : 250000000;
+    if (D.backoff_ns > cap) D.backoff_ns = cap;
+    D.blocked_until = mono_ns() + D.backoff_ns;
+    snprintf(D.fault, sizeof D.fault, "%s", r->reason);
+    log_fault(LOG_ERR, "outbox_fault", r, (double)D.backoff_ns / 1e9);
+}
+
+/* A fault of one file: it backs off alone.  Logged on the 1st, 2nd, 4th,
+ * 8th... consecutive attempt, so a long fault does not flood the journal. */
+static void handle_file_fault(const result *r)
+{
+    int attempt;
+    int64_t delay = intake_retry(&D.in, r->j.name, mono_ns(),
+                                 (int64_t)(D.cfg.retry_max_seconds * 1e9), &attempt);
+    D.st.retries++;
+    if ((attempt & (attempt - 1)) == 0) log_fault(LOG_ERR, "file_fault", r, (double)delay / 1e9);
+}
+
 static void handle_result(const result *r)
 {
     D.inflight--;
+    if (r->err_no == ENOENT) repair_dirs(); /* a directory of ours may have gone */
     switch (r->what) {
     case OUTCOME_COMMITTED:
     case OUTCOME_RECOVERED:
-        intake_done(&D.in, r->j.name, false);
-        if (r->what == OUTCOME_COMMITTED) D.st.committed++;
-        else D.st.recovered++;
-        D.st.bytes_in += r->bytes_in;
-        D.st.bytes_out += r->bytes_out;
-        if (r->gpu_fallback) D.st.gpu_fallbacks++;
-        if (r->latency_ms > D.cfg.budget_seconds * 1e3) D.st.over_budget++;
-        if (r->pixels) stats_add_frame(&D.st, r->latency_ms, r->bytes_out, r->pixels);
-        log_frame(r);
-        if (D.fault[0]) {
-            log_msg(LOG_NOTICE, "outbox_recovered", "%s: writing again after: %s", D.cfg.outbox_dir,
-                    D.fault);
-            D.fault[0] = 0;
-            D.backoff_ns = 0;
-            D.blocked_until = 0;
-        }
+        handle_done(r);
         break;
     case OUTCOME_QUARANTINED: {
-        intake_done(&D.in, r->j.name, false);
+        intake_forget(&D.in, r->j.name);
         D.st.quarantined++;
         log_line l;
         log_begin(&l, LOG_WARNING, "quarantined");
@@ -279,28 +438,46 @@ static void handle_result(const result *r)
         break;
     }
     case OUTCOME_VANISHED:
-        intake_done(&D.in, r->j.name, false);
+        intake_forget(&D.in, r->j.name);
         log_msg(LOG_NOTICE, "vanished", "%s: removed by someone else before it was read", r->j.name);
         break;
-    case OUTCOME_RETRY: {
-        intake_done(&D.in, r->j.name, true);
-        D.st.retries++;
-        int64_t cap = (int64_t)(D.cfg.retry_max_seconds * 1e9);
-        D.backoff_ns = D.backoff_ns ? D.backoff_ns * 2 : 250000000;
-        if (D.backoff_ns > cap) D.backoff_ns = cap;
-        D.blocked_until = mono_ns() + D.backoff_ns;
-        snprintf(D.fault, sizeof D.fault, "%s", r->reason);
+    case OUTCOME_CHANGED: {
+        intake_rewatch(&D.in, r->j.name, mono_ns());
         log_line l;
-        log_begin(&l, LOG_ERR, "outbox_fault");
+        log_begin(&l, LOG_NOTICE, "frame_changed");
         log_str(&l, "file", r->j.name);
         log_str(&l, "reason", r->reason);
-        log_str(&l, "errno", commit_errno_name(r->err_no));
-        log_num(&l, "retry_in_s", (double)D.backoff_ns / 1e9, 2);
-        log_str(&l, "original", "kept in incoming");
+        log_str(&l, "action", "nothing released; taken again once it settles");
         log_end(&l);
         break;
     }
+    case OUTCOME_HELD: {
+        intake_hold(&D.in, r->j.name);
+        log_line l;
+        log_begin(&l, LOG_ERR, "held");
+        log_str(&l, "file", r->j.name);
+        log_str(&l, "reason", r->reason);
+        log_str(&l, "errno", commit_errno_name(r->err_no));
+        log_str(&l, "action", "left in incoming and skipped until it changes (or a reload)");
+        log_end(&l);
+        break;
     }
+    case OUTCOME_RETRY_OUTBOX:
+        handle_outbox_fault(r);
+        break;
+    case OUTCOME_RETRY_FILE:
+        handle_file_fault(r);
+        break;
+    }
+}
+
+static void on_refused(const char *name, const char *reason)
+{
+    log_line l;
+    log_begin(&l, LOG_ERR, "refused");
+    log_str(&l, "file", name);
+    log_str(&l, "reason", reason);
+    log_end(&l);
 }
 
 static void finish_stop(void);
@@ -381,12 +558,18 @@ static int start_workers_and_watch(bool first)
     pool_describe(D.workers, D.devices, sizeof D.devices);
     D.max_in_flight = D.cfg.max_in_flight > 0 ? D.cfg.max_in_flight : pool_workers(D.workers);
     intake_init(&D.in, D.cfg.incoming_dir, D.cfg.settle_ms, D.cfg.stall_seconds);
-    int rc = uv_fs_event_start(&D.watch, on_fs_event, D.cfg.incoming_dir, 0);
+    D.in.on_refused = on_refused;
+    struct stat st;
+    int rc = stat(D.cfg.incoming_dir, &st) == 0 ? 0 : uv_translate_sys_error(errno);
+    if (rc == 0) rc = uv_fs_event_start(&D.watch, on_fs_event, D.cfg.incoming_dir, 0);
     if (rc < 0) {
         log_msg(LOG_ERR, "watch_failed", "%s: cannot watch: %s", D.cfg.incoming_dir, uv_strerror(rc));
         return -1;
     }
     D.watching = true;
+    D.watched_dev = st.st_dev;
+    D.watched_ino = st.st_ino;
+    D.incoming_missing_logged = false;
     uint64_t rescan_ms = (uint64_t)(D.cfg.rescan_seconds * 1e3);
     uv_timer_start(&D.rescan, on_rescan, rescan_ms, rescan_ms);
     int backlog = intake_rescan(&D.in, true, mono_ns());
@@ -434,7 +617,8 @@ static void begin_reload(void)
                (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000);
     char err[1200];
     aurorad_config nc;
-    if (config_load(D.cfg_path, &nc, err, sizeof err) != 0) {
+    if (config_load(D.cfg_path, &nc, err, sizeof err) != 0 ||
+        config_check_dirs_on_disk(&nc, D.cfg_path, err, sizeof err) != 0) {
         log_line l;
         log_begin(&l, LOG_ERR, "reload_failed");
         log_str(&l, "config", D.cfg_path);
@@ -534,7 +718,8 @@ static void finish_stop(void)
     log_int(&l, "frames_done", (int64_t)(D.st.committed + D.st.recovered));
     log_int(&l, "quarantined", (int64_t)D.st.quarantined);
     log_int(&l, "left_in_incoming", intake_count(&D.in, ENTRY_QUEUED, -1) +
-                                        intake_count(&D.in, ENTRY_WATCHING, -1));
+                                        intake_count(&D.in, ENTRY_WATCHING, -1) +
+                                        intake_count(&D.in, ENTRY_HELD, -1));
     log_end(&l);
     intake_free(&D.in);
     uv_walk(D.loop, close_cb, NULL);
@@ -600,7 +785,8 @@ int main(int argc, char **argv)
     char err[1200];
     if (check) {
         aurorad_config c;
-        if (config_load(check, &c, err, sizeof err) != 0) {
+        if (config_load(check, &c, err, sizeof err) != 0 ||
+            config_check_dirs_on_disk(&c, check, err, sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);
             return 1;
         }
@@ -610,7 +796,8 @@ int main(int argc, char **argv)
 
     snprintf(D.cfg_path, sizeof D.cfg_path, "%s", cfg_path);
     log_setup(LOG_INFO, LOG_PREFIX_AUTO);
-    if (config_load(cfg_path, &D.cfg, err, sizeof err) != 0) {
+    if (config_load(cfg_path, &D.cfg, err, sizeof err) != 0 ||
+        config_check_dirs_on_disk(&D.cfg, cfg_path, err, sizeof err) != 0) {
         log_msg(LOG_ERR, "config_error", "%s", err);
         return 1;
     }
@@ -638,6 +825,10 @@ int main(int argc, char **argv)
     uv_signal_start(&D.sigterm, on_signal, SIGTERM);
     uv_signal_start(&D.sigint, on_signal, SIGINT);
     signal(SIGPIPE, SIG_IGN);
+    /* the read leases that tell whether a writer still has a frame open are
+     * dropped at once; a lease break in between must not kill us (SIGIO's
+     * default action) */
+    signal(SIGIO, SIG_IGN);
 
     if (start_workers_and_watch(true) != 0) return 1;
     D.last_status_log = mono_ns();

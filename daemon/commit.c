@@ -1,8 +1,10 @@
+#define _GNU_SOURCE /* renameat2, F_SETLEASE */
 #include "commit.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,13 @@ static int fail(char *err, size_t err_len, const char *path, const char *what)
 int commit_errno_is_transient(int e)
 {
     return e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS || e == EAGAIN || e == ENOMEM ||
-           e == EINTR;
+           e == EINTR || e == ENOENT || e == EMFILE || e == ENFILE || e == EBUSY;
+}
+
+int commit_errno_is_permanent(int e)
+{
+    return e == ENAMETOOLONG || e == EACCES || e == EPERM || e == EISDIR || e == ENOTDIR ||
+           e == EINVAL || e == EFBIG || e == ELOOP || e == EEXIST || e == ENOTEMPTY;
 }
 
 int commit_fsync_dir(const char *dir, char *err, size_t err_len)
@@ -57,8 +65,10 @@ static int write_all(int fd, const void *data, size_t len)
 int commit_write_atomic(const char *dir, const char *name, const void *data, size_t len, char *err,
                         size_t err_len)
 {
+    /* a short temporary name: NAME itself may be NAME_MAX bytes long */
+    static _Atomic unsigned long serial;
     char tmp[PATHLEN], dst[PATHLEN];
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp-%ld", dir, name, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s/.tmp-%ld-%lu", dir, (long)getpid(), ++serial);
     snprintf(dst, sizeof dst, "%s/%s", dir, name);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
     if (fd < 0) return fail(err, err_len, tmp, "create");
@@ -92,7 +102,7 @@ static int copy_file(const char *src, const char *dst_dir, const char *dst_name,
 {
     uint8_t *data;
     size_t len;
-    if (commit_read_file(src, &data, &len, err, err_len)) return -1;
+    if (commit_read_file(src, SIZE_MAX, &data, &len, err, err_len)) return -1;
     int rc = commit_write_atomic(dst_dir, dst_name, data, len, err, err_len);
     int e = errno;
     free(data);
@@ -117,14 +127,158 @@ int commit_move(const char *src_dir, const char *name, const char *dst_dir, cons
     return commit_fsync_dir(src_dir, err, err_len);
 }
 
-int commit_release(const char *incoming_dir, const char *name, const char *done_dir, char *err,
-                   size_t err_len)
+static bool is_seen(const struct stat *st, const file_ident *seen)
 {
-    if (done_dir && done_dir[0]) return commit_move(incoming_dir, name, done_dir, name, err, err_len);
+    return (uint64_t)st->st_dev == seen->dev && (uint64_t)st->st_ino == seen->ino;
+}
+
+/* Puts a file that was renamed into done_dir but is not the one packed
+ * back under its name in incoming, never over another file there. */
+static void put_back(const char *done_path, const char *src_path)
+{
+    if (renameat2(AT_FDCWD, done_path, AT_FDCWD, src_path, RENAME_NOREPLACE) != 0) {
+        /* a third file took the name meanwhile: keep it visible beside */
+        char aside[PATHLEN + 16];
+        snprintf(aside, sizeof aside, "%s.unpacked", src_path);
+        if (renameat2(AT_FDCWD, done_path, AT_FDCWD, aside, RENAME_NOREPLACE) != 0) { /* left in done */ }
+    }
+}
+
+static int copy_from_fd(int fd, const file_ident *seen, const char *dst_dir, const char *name,
+                        char *err, size_t err_len)
+{
+    uint8_t *data;
+    if (commit_read_fd(fd, name, (size_t)seen->size, &data, err, err_len)) return -1;
+    int rc = commit_write_atomic(dst_dir, name, data, (size_t)seen->size, err, err_len);
+    int e = errno;
+    free(data);
+    errno = e;
+    return rc;
+}
+
+int commit_release(const char *incoming_dir, const char *name, const char *done_dir, int fd,
+                   const file_ident *seen, char *err, size_t err_len)
+{
     char src[PATHLEN];
     snprintf(src, sizeof src, "%s/%s", incoming_dir, name);
-    if (unlink(src) != 0) return fail(err, err_len, src, "unlink");
+    int changed = commit_still_seen(src, fd, seen, err, err_len);
+    if (changed) return changed;
+    if (!done_dir || !done_dir[0]) {
+        if (unlink(src) != 0) return fail(err, err_len, src, "unlink");
+        return commit_fsync_dir(incoming_dir, err, err_len);
+    }
+    char dst[PATHLEN];
+    snprintf(dst, sizeof dst, "%s/%s", done_dir, name);
+    struct stat st;
+    if (rename(src, dst) == 0) {
+        /* the check above and the rename are two steps: a file renamed over
+         * the name in between must not pass as released */
+        if (lstat(dst, &st) == 0 && !is_seen(&st, seen)) {
+            put_back(dst, src);
+            snprintf(err, err_len, "%s: replaced by another file just before its release", src);
+            return 1;
+        }
+        if (commit_fsync_dir(done_dir, err, err_len)) return -1;
+        return commit_fsync_dir(incoming_dir, err, err_len);
+    }
+    if (errno != EXDEV) return fail(err, err_len, src, "rename");
+    /* another file system: a durable copy of what was packed, from the
+     * worker's descriptor, then the source if it is still that file */
+    if (copy_from_fd(fd, seen, done_dir, name, err, err_len)) return -1;
+    if (lstat(src, &st) != 0 || !is_seen(&st, seen)) {
+        snprintf(err, err_len, "%s: replaced by another file during its release", src);
+        return 1;
+    }
+    if (unlink(src) != 0) return fail(err, err_len, src, "unlink after copy");
     return commit_fsync_dir(incoming_dir, err, err_len);
+}
+
+int commit_open_seen(const char *path, const file_ident *seen, char *err, size_t err_len)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return fail(err, err_len, path, "lstat");
+    if (!S_ISREG(st.st_mode) || !is_seen(&st, seen)) {
+        snprintf(err, err_len, "%s: no longer the file seen at intake (%s)", path,
+                 S_ISREG(st.st_mode) ? "another file" : "not a regular file");
+        errno = ESTALE;
+        return -1;
+    }
+    /* O_NONBLOCK: a FIFO swapped in after the lstat opens at once instead
+     * of waiting for a writer; O_NOFOLLOW: a link is refused (ELOOP) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ELOOP) {
+            snprintf(err, err_len, "%s: no longer the file seen at intake (a link)", path);
+            errno = ESTALE;
+            return -1;
+        }
+        return fail(err, err_len, path, "open");
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !is_seen(&st, seen)) {
+        close(fd);
+        snprintf(err, err_len, "%s: no longer the file seen at intake (replaced while opening)", path);
+        errno = ESTALE;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return fail(err, err_len, path, "fcntl");
+    }
+    return fd;
+}
+
+int commit_still_seen(const char *path, int fd, const file_ident *seen, char *err, size_t err_len)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || !is_seen(&st, seen)) {
+        snprintf(err, err_len, "%s: replaced, moved or removed while it was packed", path);
+        return 1;
+    }
+    int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != seen->size ||
+        (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != seen->mtime_ns ||
+        mtime != seen->mtime_ns) {
+        snprintf(err, err_len, "%s: written to while it was packed (size or mtime changed)", path);
+        return 1;
+    }
+    return 0;
+}
+
+int commit_open_for_writing(int fd)
+{
+    if (fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+        fcntl(fd, F_SETLEASE, F_UNLCK);
+        return 0;
+    }
+    return errno == EAGAIN ? 1 : -1;
+}
+
+int commit_read_fd(int fd, const char *path, size_t len, uint8_t **data, char *err, size_t err_len)
+{
+    *data = NULL;
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf) {
+        errno = ENOMEM;
+        return fail(err, err_len, path, "allocate");
+    }
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = pread(fd, buf + got, len - got, (off_t)got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            int e = r < 0 ? errno : ESTALE; /* shorter than seen: it changed */
+            free(buf);
+            errno = e;
+            return r < 0 ? fail(err, err_len, path, "read")
+                         : (snprintf(err, err_len, "%s: shrank while it was read", path), -1);
+        }
+        got += (size_t)r;
+    }
+    *data = buf;
+    return 0;
 }
 
 int commit_cleanup_temps(const char *dir)
@@ -134,7 +288,8 @@ int commit_cleanup_temps(const char *dir)
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] != '.' || !strstr(e->d_name, ".tmp-")) continue;
+        /* ".tmp-PID-N" now; ".NAME.tmp-PID" from earlier versions */
+        if (e->d_name[0] != '.' || !strstr(e->d_name, "tmp-")) continue;
         char p[PATHLEN];
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
         if (unlink(p) == 0) n++;
@@ -143,7 +298,8 @@ int commit_cleanup_temps(const char *dir)
     return n;
 }
 
-int commit_read_file(const char *path, uint8_t **data, size_t *len, char *err, size_t err_len)
+int commit_read_file(const char *path, size_t max, uint8_t **data, size_t *len, char *err,
+                     size_t err_len)
 {
     *data = NULL;
     *len = 0;
@@ -155,6 +311,11 @@ int commit_read_file(const char *path, uint8_t **data, size_t *len, char *err, s
         close(fd);
         errno = e;
         return fail(err, err_len, path, "stat");
+    }
+    if ((uint64_t)st.st_size > max) {
+        close(fd);
+        errno = EFBIG;
+        return fail(err, err_len, path, "larger than the limit");
     }
     size_t cap = (size_t)st.st_size;
     uint8_t *buf = malloc(cap ? cap : 1);
@@ -201,6 +362,11 @@ const char *commit_errno_name(int e)
     case EISDIR: return "EISDIR";
     case EMFILE: return "EMFILE";
     case ENFILE: return "ENFILE";
+    case ENAMETOOLONG: return "ENAMETOOLONG";
+    case EFBIG: return "EFBIG";
+    case EBUSY: return "EBUSY";
+    case ESTALE: return "ESTALE";
+    case ELOOP: return "ELOOP";
     default: return "other";
     }
 }

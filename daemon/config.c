@@ -2,6 +2,8 @@
  * line and column, which the error messages need). */
 #include "config.h"
 
+#include <limits.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <yaml.h>
 
@@ -28,6 +31,7 @@ void config_defaults(aurorad_config *c)
     c->rescan_seconds = 5;
     c->retry_max_seconds = 60;
     c->gpu_retry_seconds = 60;
+    c->max_frame_bytes = CONFIG_DEFAULT_MAX_FRAME_BYTES;
     c->log_level = LOG_INFO;
     c->log_prefix = LOG_PREFIX_AUTO;
     c->latency_window = 100;
@@ -116,6 +120,33 @@ static int get_double(parse_ctx *px, const yaml_node_t *n, const char *key, doub
     if (errno || *end || !isfinite(v)) return fail_at(px, n, "%s: '%s' is not a number", key, s);
     if (v < lo || v > hi) return fail_at(px, n, "%s: %g is outside %g..%g", key, v, lo, hi);
     *dst = v;
+    return 0;
+}
+
+/* A byte count: an integer with an optional suffix K, M, G (or KiB, MiB,
+ * GiB; powers of 1024). */
+static int get_bytes(parse_ctx *px, const yaml_node_t *n, const char *key, uint64_t lo,
+                     uint64_t hi, uint64_t *dst)
+{
+    const char *s = scalar(n);
+    if (!s || !*s) return fail_at(px, n, "%s: expected a size in bytes", key);
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-')
+        return fail_at(px, n, "%s: '%s' is not a size (bytes, or with K, M, G)", key, s);
+    static const struct { const char *suffix; int shift; } units[] = {
+        {"", 0}, {"K", 10}, {"KiB", 10}, {"M", 20}, {"MiB", 20}, {"G", 30}, {"GiB", 30}};
+    int shift = -1;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].suffix)) shift = units[i].shift;
+    if (shift < 0 || v > (hi >> shift))
+        return fail_at(px, n, "%s: '%s' is not a size between %llu and %llu bytes", key, s,
+                       (unsigned long long)lo, (unsigned long long)hi);
+    uint64_t b = (uint64_t)v << shift;
+    if (b < lo) return fail_at(px, n, "%s: %llu bytes is less than %llu", key,
+                               (unsigned long long)b, (unsigned long long)lo);
+    *dst = b;
     return 0;
 }
 
@@ -234,6 +265,8 @@ static int top_pair(parse_ctx *px, const char *key, yaml_node_t *kn, yaml_node_t
         return get_double(px, vn, key, 0.01, 86400, &c->retry_max_seconds);
     if (!strcmp(key, "gpu_retry_seconds"))
         return get_double(px, vn, key, 0.01, 86400, &c->gpu_retry_seconds);
+    if (!strcmp(key, "max_frame_bytes"))
+        return get_bytes(px, vn, key, 2880, 1ull << 40, &c->max_frame_bytes);
     if (!strcmp(key, "latency_window")) return get_int(px, vn, key, 1, 100000, &c->latency_window);
     if (!strcmp(key, "log_level")) {
         static const struct { const char *n; int v; } lv[] = {
@@ -261,6 +294,64 @@ static int top_pair(parse_ctx *px, const char *key, yaml_node_t *kn, yaml_node_t
     return fail_at(px, kn, "unknown key '%s'", key);
 }
 
+/* "/a/./b/../c/" -> "/a/c": the lexical form, before any link is followed. */
+static void normalize_path(const char *in, char *out, size_t len)
+{
+    char tmp[CONFIG_PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", in);
+    size_t o = 0;
+    out[0] = 0;
+    char *save = NULL;
+    for (char *part = strtok_r(tmp, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+        if (!strcmp(part, ".")) continue;
+        if (!strcmp(part, "..")) {
+            while (o > 0 && out[o - 1] != '/') o--;
+            if (o > 0) o--;
+            out[o] = 0;
+            continue;
+        }
+        int n = snprintf(out + o, len - o, "/%s", part);
+        if (n < 0 || (size_t)n >= len - o) break;
+        o += (size_t)n;
+    }
+    if (!o) snprintf(out, len, "/");
+}
+
+/* 0: unrelated; 1: the same; 2: a inside b; 3: b inside a (paths normalized). */
+static int path_relation(const char *a, const char *b)
+{
+    if (!strcmp(a, b)) return 1;
+    size_t la = strlen(a), lb = strlen(b);
+    if (!strcmp(b, "/") || (la > lb && !strncmp(a, b, lb) && a[lb] == '/')) return 2;
+    if (!strcmp(a, "/") || (lb > la && !strncmp(a, b, la) && b[la] == '/')) return 3;
+    return 0;
+}
+
+static const char *const dir_keys[] = {"incoming_dir", "outbox_dir", "quarantine_dir", "state_dir",
+                                       "done_dir"};
+
+static void dir_values(const aurorad_config *c, const char *dirs[5])
+{
+    dirs[0] = c->incoming_dir;
+    dirs[1] = c->outbox_dir;
+    dirs[2] = c->quarantine_dir;
+    dirs[3] = c->state_dir;
+    dirs[4] = c->done_dir;
+}
+
+static int relation_error(char *err, size_t len, const char *prefix, int rel, int i, int j,
+                          const char *a, const char *b)
+{
+    if (rel == 1)
+        snprintf(err, len, "%s%s and %s are the same directory (%s)", prefix, dir_keys[i],
+                 dir_keys[j], a);
+    else if (rel == 2)
+        snprintf(err, len, "%s%s (%s) is inside %s (%s)", prefix, dir_keys[i], a, dir_keys[j], b);
+    else
+        snprintf(err, len, "%s%s (%s) is inside %s (%s)", prefix, dir_keys[j], b, dir_keys[i], a);
+    return -1;
+}
+
 /* Checks that need the whole file: required keys, distinct directories. */
 static int check_whole(parse_ctx *px, yaml_node_t *root, aurorad_config *c)
 {
@@ -268,14 +359,24 @@ static int check_whole(parse_ctx *px, yaml_node_t *root, aurorad_config *c)
     const char *vals[] = {c->incoming_dir, c->outbox_dir, c->quarantine_dir, c->state_dir};
     for (int i = 0; i < 4; i++)
         if (!vals[i][0]) return fail_at(px, root, "missing required key '%s'", required[i]);
-    const char *names[] = {"incoming_dir", "outbox_dir", "quarantine_dir", "state_dir", "done_dir"};
-    const char *dirs[] = {c->incoming_dir, c->outbox_dir, c->quarantine_dir, c->state_dir,
-                          c->done_dir};
+    const char *dirs[5];
+    dir_values(c, dirs);
+    char norm[5][CONFIG_PATH_MAX];
+    for (int i = 0; i < 5; i++) normalize_path(dirs[i], norm[i], sizeof norm[i]);
     for (int i = 0; i < 5; i++)
-        for (int j = i + 1; j < 5; j++)
-            if (dirs[i][0] && !strcmp(dirs[i], dirs[j]))
-                return fail_at(px, root, "%s and %s are the same directory (%s)", names[i],
-                               names[j], dirs[i]);
+        for (int j = i + 1; j < 5; j++) {
+            if (!dirs[i][0] || !dirs[j][0]) continue;
+            int rel = path_relation(norm[i], norm[j]);
+            if (rel) {
+                char prefix[CONFIG_PATH_MAX + 64], msg[3 * CONFIG_PATH_MAX];
+                int n = snprintf(prefix, sizeof prefix, "%s:%zu:%zu: ", px->name,
+                                 root->start_mark.line + 1, root->start_mark.column + 1);
+                (void)n;
+                relation_error(msg, sizeof msg, prefix, rel, i, j, norm[i], norm[j]);
+                snprintf(px->err, px->err_len, "%s", msg);
+                return -1;
+            }
+        }
     aurp_error e;
     if (aurp_params_check(&c->codec, &e) != AURP_OK)
         return fail_at(px, root, "codec: %s", e.msg);
@@ -363,4 +464,80 @@ int config_load(const char *path, aurorad_config *c, char *err, size_t err_len)
     int rc = config_parse_string(buf, len, path, c, err, err_len);
     free(buf);
     return rc;
+}
+
+/* The real path of dir, or of its nearest existing parent followed by the
+ * components that do not exist yet; st gets that existing directory. */
+static int real_dir(const char *dir, char *out, size_t len, struct stat *st)
+{
+    char head[CONFIG_PATH_MAX], tail[CONFIG_PATH_MAX] = "";
+    normalize_path(dir, head, sizeof head);
+    for (;;) {
+        char *r = realpath(head, NULL);
+        if (r) {
+            int ok = stat(r, st) == 0;
+            snprintf(out, len, "%s%s%s", r, (tail[0] && strcmp(r, "/")) ? "/" : "", tail);
+            free(r);
+            return ok ? 0 : -1;
+        }
+        char *slash = strrchr(head, '/');
+        if (!slash || slash == head) {
+            if (stat("/", st) != 0) return -1;
+            snprintf(out, len, "%s%s", head, "");
+            return 0;
+        }
+        char t[CONFIG_PATH_MAX];
+        snprintf(t, sizeof t, "%s%s%s", slash + 1, tail[0] ? "/" : "", tail);
+        snprintf(tail, sizeof tail, "%s", t);
+        *slash = 0;
+    }
+}
+
+/* Whether the existing directory a (or one of its parents) is b, by device
+ * and inode: a bind mount of b is caught here, not by the path. */
+static bool inside_by_inode(const char *real_a, const struct stat *b)
+{
+    char p[CONFIG_PATH_MAX];
+    snprintf(p, sizeof p, "%s", real_a);
+    for (;;) {
+        struct stat st;
+        if (stat(p, &st) == 0 && st.st_dev == b->st_dev && st.st_ino == b->st_ino) return true;
+        char *slash = strrchr(p, '/');
+        if (!slash || slash == p) return false;
+        *slash = 0;
+    }
+}
+
+int config_check_dirs_on_disk(const aurorad_config *c, const char *name, char *err, size_t err_len)
+{
+    const char *dirs[5];
+    dir_values(c, dirs);
+    char real[5][CONFIG_PATH_MAX];
+    struct stat st[5];
+    bool exists[5];
+    for (int i = 0; i < 5; i++) {
+        exists[i] = false;
+        if (!dirs[i][0]) continue;
+        if (real_dir(dirs[i], real[i], sizeof real[i], &st[i]) != 0) {
+            snprintf(real[i], sizeof real[i], "%s", dirs[i]);
+            continue;
+        }
+        struct stat own;
+        exists[i] = stat(dirs[i], &own) == 0;
+        if (exists[i]) st[i] = own;
+    }
+    char prefix[CONFIG_PATH_MAX + 8];
+    snprintf(prefix, sizeof prefix, "%s: ", name);
+    for (int i = 0; i < 5; i++)
+        for (int j = i + 1; j < 5; j++) {
+            if (!dirs[i][0] || !dirs[j][0]) continue;
+            int rel = path_relation(real[i], real[j]);
+            if (!rel && exists[i] && exists[j]) {
+                if (st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino) rel = 1;
+                else if (inside_by_inode(real[i], &st[j])) rel = 2;
+                else if (inside_by_inode(real[j], &st[i])) rel = 3;
+            }
+            if (rel) return relation_error(err, err_len, prefix, rel, i, j, real[i], real[j]);
+        }
+    return 0;
 }

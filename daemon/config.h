@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "aurp.h"
 
@@ -43,6 +44,7 @@ typedef struct {
     double rescan_seconds;          /* periodic directory rescan */
     double retry_max_seconds;       /* cap of the outbox-fault backoff */
     double gpu_retry_seconds;       /* a failed GPU is tried again after this */
+    uint64_t max_frame_bytes;       /* larger files are quarantined before being read */
     /* logging and status */
     int log_level;                  /* syslog priority: LOG_ERR..LOG_DEBUG */
     config_log_prefix log_prefix;
@@ -61,5 +63,14 @@ int config_parse_string(const char *text, size_t len, const char *name, aurorad_
 
 
 const char *config_split_name(config_split s);
+
+#define CONFIG_DEFAULT_MAX_FRAME_BYTES (256ull << 20)
+
+/* Checks on the real file system that no two configured directories are
+ * the same directory or one inside the other: by real path (symbolic
+ * links, "." and "..") and by device and inode (bind mounts).  Directories
+ * that do not exist yet are judged by their nearest existing parent.
+ * Returns -1 with "FILE: incoming_dir and outbox_dir ..." in err. */
+int config_check_dirs_on_disk(const aurorad_config *c, const char *name, char *err, size_t err_len);
 
 #endif

@@ -1,5 +1,7 @@
 #include "intake.h"
 
+#include "commit.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +36,7 @@ static bool ends_with(const char *s, const char *suf)
 bool intake_name_wanted(const char *name)
 {
     if (!name[0] || name[0] == '.') return false;
-    if (strlen(name) >= JOB_NAME_MAX - 16) return false;
+    if (strlen(name) >= JOB_NAME_MAX) return false;
     return !ends_with(name, ".tmp") && !ends_with(name, ".part") && !ends_with(name, ".partial") &&
            !strchr(name, '/');
 }
@@ -63,92 +65,163 @@ static void enqueue(intake *in, entry *e, int64_t t_complete)
     e->state = ENTRY_QUEUED;
     e->t_complete = t_complete;
     e->seq = in->next_seq++;
+    e->not_before = 0;
+}
+
+static entry *add_entry(intake *in, const char *name, bool backlog, int64_t now)
+{
+    if (in->n == in->cap) {
+        int nc = in->cap ? in->cap * 2 : 64;
+        entry *ne = realloc(in->e, (size_t)nc * sizeof *ne);
+        if (!ne) return NULL; /* the rescan will find it again */
+        in->e = ne;
+        in->cap = nc;
+    }
+    entry *e = &in->e[in->n++];
+    memset(e, 0, sizeof *e);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->backlog = backlog;
+    e->first_seen = now;
+    e->stable_since = now;
+    return e;
+}
+
+static int64_t mtime_of(const struct stat *st)
+{
+    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+static bool same_file(const entry *e, const struct stat *st)
+{
+    return e->dev == (uint64_t)st->st_dev && e->ino == (uint64_t)st->st_ino &&
+           e->size == (uint64_t)st->st_size && e->mtime_ns == mtime_of(st);
+}
+
+static void remember(entry *e, const struct stat *st)
+{
+    e->dev = (uint64_t)st->st_dev;
+    e->ino = (uint64_t)st->st_ino;
+    e->size = (uint64_t)st->st_size;
+    e->mtime_ns = mtime_of(st);
+}
+
+/* Opens the regular file PATH without following a link and without
+ * blocking (a FIFO swapped in must not stall the loop); -1 with errno when
+ * it cannot, ENOENT/ELOOP/EINVAL-like when it is not a regular file. */
+static int open_regular(const char *path, const struct stat *lst, struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
+    if (fd < 0) return -1;
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_ino != lst->st_ino ||
+        st->st_dev != lst->st_dev) {
+        close(fd);
+        errno = ENOENT; /* replaced between lstat and open: the next look sees the new one */
+        return -1;
+    }
+    return fd;
+}
+
+/* Whether the complete, settled file in e may be queued: not while another
+ * process still has it open for writing (a writer pausing between HDUs),
+ * unless it has been unchanged for stall_seconds (a writer that never
+ * closes). */
+static bool writer_gone(const intake *in, const entry *e, int fd, int64_t now)
+{
+    if (now - e->stable_since >= (int64_t)(in->stall_seconds * 1e9)) return true;
+    return commit_open_for_writing(fd) != 1;
 }
 
 bool intake_look(intake *in, const char *name, bool backlog, int64_t now)
 {
     if (!intake_name_wanted(name)) return false;
     entry *e = find(in, name);
-    if (e && e->state != ENTRY_WATCHING) return false; /* queued or in flight: not ours to touch */
+    if (e && (e->state == ENTRY_QUEUED || e->state == ENTRY_IN_FLIGHT))
+        return false; /* not ours to touch; the worker checks what it opens */
     char path[4096 + JOB_NAME_MAX];
     snprintf(path, sizeof path, "%s/%s", in->dir, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    struct stat lst, st;
+    /* lstat first: special files are never opened (a FIFO would block, a
+     * device may act on open), links never followed */
+    if (lstat(path, &lst) != 0 || !S_ISREG(lst.st_mode)) {
+        if (e) drop(in, e);
+        return false;
+    }
+    if (e && e->state == ENTRY_HELD) {
+        if (same_file(e, &lst)) return false; /* skipped until it changes */
+        drop(in, e);
+        e = NULL; /* changed: a new file as far as intake is concerned */
+    }
+    if (!e && strlen(name) > JOB_NAME_ACCEPTED) {
+        e = add_entry(in, name, backlog, now);
+        if (!e) return false;
+        remember(e, &lst);
+        e->state = ENTRY_HELD;
+        if (in->on_refused) {
+            char why[200];
+            snprintf(why, sizeof why,
+                     "name of %zu bytes is longer than %d: its quarantine note would not fit; "
+                     "left in incoming (rename it shorter to have it packed)",
+                     strlen(name), JOB_NAME_ACCEPTED);
+            in->on_refused(name, why);
+        }
+        return false;
+    }
+    int fd = open_regular(path, &lst, &st);
     int open_errno = fd < 0 ? errno : 0;
-    struct stat st;
     /* A regular file that cannot be opened (EACCES: a writer's umask) is
      * still taken once it stops changing, as a broken file: the worker
      * quarantines it with the reason instead of it sitting unseen. */
-    bool unreadable = fd < 0 && open_errno != ENOENT && open_errno != ELOOP &&
-                      lstat(path, &st) == 0 && S_ISREG(st.st_mode);
-    if (!unreadable && (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-        if (fd >= 0) close(fd);
-        if (e) drop(in, e); /* gone, or not a regular file */
+    bool unreadable = fd < 0 && open_errno != ENOENT && open_errno != ELOOP;
+    if (fd < 0 && !unreadable) {
+        if (e) drop(in, e);
         return false;
     }
-    int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    if (unreadable) st = lst;
     bool first = false;
     if (!e) {
-        if (in->n == in->cap) {
-            int nc = in->cap ? in->cap * 2 : 64;
-            entry *ne = realloc(in->e, (size_t)nc * sizeof *ne);
-            if (!ne) {
-                close(fd);
-                return false; /* the rescan will find it again */
-            }
-            in->e = ne;
-            in->cap = nc;
+        e = add_entry(in, name, backlog, now);
+        if (!e) {
+            if (fd >= 0) close(fd);
+            return false;
         }
-        e = &in->e[in->n++];
-        memset(e, 0, sizeof *e);
-        snprintf(e->name, sizeof e->name, "%s", name);
-        e->backlog = backlog;
-        e->first_seen = now;
-        e->stable_since = now;
-        e->size = (uint64_t)st.st_size;
-        e->mtime_ns = mtime;
+        remember(e, &st);
         first = true;
-    } else if (e->size != (uint64_t)st.st_size || e->mtime_ns != mtime) {
-        e->size = (uint64_t)st.st_size;
-        e->mtime_ns = mtime;
+    } else if (!same_file(e, &st)) {
+        remember(e, &st);
         e->stable_since = now;
         e->fits_known = false;
     }
+    e->unreadable = unreadable;
     if (unreadable) {
         e->fits.state = FITSREADY_BROKEN;
         snprintf(e->fits.why, sizeof e->fits.why, "cannot be opened: %s", strerror(open_errno));
         e->fits_known = false; /* look again if it becomes readable */
-    } else {
-        if (!e->fits_known) {
-            fitsready_check_fd(fd, e->size, &e->fits);
-            e->fits_known = true; /* unchanged size: the answer cannot change */
-        }
-        close(fd);
+    } else if (!e->fits_known) {
+        fitsready_check_fd(fd, e->size, &e->fits);
+        e->fits_known = true; /* unchanged size: the answer cannot change */
     }
 
     int64_t settle = (int64_t)in->settle_ms * 1000000;
+    int64_t stall = (int64_t)(in->stall_seconds * 1e9);
     int64_t stable = now - e->stable_since;
-    bool old_at_first_sight = first && wall_ns() - mtime >= settle;
+    bool old_at_first_sight = first && wall_ns() - e->mtime_ns >= settle;
+    bool take = false;
+    int64_t t_complete = now;
     switch (e->fits.state) {
     case FITSREADY_COMPLETE:
-        if (old_at_first_sight || stable >= settle) {
-            enqueue(in, e, old_at_first_sight ? now : e->stable_since);
-            return true;
-        }
-        return false;
+        take = (old_at_first_sight || stable >= settle) && (fd < 0 || writer_gone(in, e, fd, now));
+        if (!old_at_first_sight) t_complete = e->stable_since;
+        break;
     case FITSREADY_BROKEN:
-        if (old_at_first_sight || stable >= settle) {
-            enqueue(in, e, now);
-            return true;
-        }
-        return false;
+        take = old_at_first_sight || stable >= settle;
+        break;
     default:
-        if (stable >= (int64_t)(in->stall_seconds * 1e9) ||
-            (first && wall_ns() - mtime >= (int64_t)(in->stall_seconds * 1e9))) {
-            enqueue(in, e, now);
-            return true;
-        }
-        return false;
+        take = stable >= stall || (first && wall_ns() - e->mtime_ns >= stall);
+        break;
     }
+    if (fd >= 0) close(fd);
+    if (take) enqueue(in, e, t_complete);
+    return take;
 }
 
 int intake_rescan(intake *in, bool backlog, int64_t now)
@@ -180,7 +253,7 @@ int intake_rescan(intake *in, bool backlog, int64_t now)
         entry *e = &in->e[i];
         bool present = false;
         for (size_t k = 0; k < nn && !present; k++) present = !strcmp(names[k], e->name);
-        if (!present && e->state == ENTRY_WATCHING) drop(in, e);
+        if (!present && (e->state == ENTRY_WATCHING || e->state == ENTRY_HELD)) drop(in, e);
         else i++;
     }
     free(names);
@@ -192,7 +265,7 @@ int intake_tick(intake *in, int64_t now)
     int queued = 0;
     char name[JOB_NAME_MAX];
     for (int i = 0; i < in->n; i++) {
-        if (in->e[i].state != ENTRY_WATCHING) continue;
+        if (in->e[i].state != ENTRY_WATCHING) continue; /* HELD: rescans and events only */
         snprintf(name, sizeof name, "%s", in->e[i].name);
         int before = in->n;
         queued += intake_look(in, name, in->e[i].backlog, now);
@@ -201,20 +274,21 @@ int intake_tick(intake *in, int64_t now)
     return queued;
 }
 
-static entry *oldest(intake *in, bool backlog)
+static entry *oldest(intake *in, bool backlog, int64_t now)
 {
     entry *best = NULL;
     for (int i = 0; i < in->n; i++) {
         entry *e = &in->e[i];
-        if (e->state == ENTRY_QUEUED && e->backlog == backlog && (!best || e->seq < best->seq))
+        if (e->state == ENTRY_QUEUED && e->backlog == backlog && e->not_before <= now &&
+            (!best || e->seq < best->seq))
             best = e;
     }
     return best;
 }
 
-bool intake_pick(intake *in, job *j)
+bool intake_pick(intake *in, job *j, int64_t now)
 {
-    entry *nw = oldest(in, false), *bl = oldest(in, true);
+    entry *nw = oldest(in, false, now), *bl = oldest(in, true, now);
     entry *e;
     if (nw && bl) e = in->last_pick_new ? bl : nw; /* alternate, new first */
     else e = nw ? nw : bl;
@@ -225,6 +299,11 @@ bool intake_pick(intake *in, job *j)
     snprintf(j->name, sizeof j->name, "%s", e->name);
     j->t_complete_ns = e->t_complete;
     j->backlog = e->backlog;
+    j->seen = (file_ident){e->dev, e->ino, e->size, e->mtime_ns};
+    j->unreadable = e->unreadable;
+    /* past stall_seconds a writer that keeps the file open no longer
+     * stops it (intake took it for the same reason) */
+    j->check_writers = now - e->stable_since < (int64_t)(in->stall_seconds * 1e9);
     if (e->fits.state != FITSREADY_COMPLETE) {
         j->suspect = true;
         snprintf(j->suspect_why, sizeof j->suspect_why, "%s%s",
@@ -233,12 +312,53 @@ bool intake_pick(intake *in, job *j)
     return true;
 }
 
-void intake_done(intake *in, const char *name, bool requeue)
+int64_t intake_next_due(const intake *in)
+{
+    int64_t due = 0;
+    for (int i = 0; i < in->n; i++) {
+        const entry *e = &in->e[i];
+        if (e->state == ENTRY_QUEUED && e->not_before && (!due || e->not_before < due))
+            due = e->not_before;
+    }
+    return due;
+}
+
+void intake_forget(intake *in, const char *name)
+{
+    entry *e = find(in, name);
+    if (e) drop(in, e);
+}
+
+int64_t intake_retry(intake *in, const char *name, int64_t now, int64_t cap_ns, int *attempt)
+{
+    entry *e = find(in, name);
+    *attempt = 0;
+    if (!e) return 0;
+    int64_t delay = 250000000;
+    for (int i = 0; i < e->attempts && delay < cap_ns; i++) delay *= 2;
+    if (delay > cap_ns) delay = cap_ns;
+    e->attempts++;
+    *attempt = e->attempts;
+    e->state = ENTRY_QUEUED;
+    e->seq = in->next_seq++; /* the back of its queue: it never holds the others */
+    e->not_before = now + delay;
+    return delay;
+}
+
+void intake_hold(intake *in, const char *name)
+{
+    entry *e = find(in, name);
+    if (e) e->state = ENTRY_HELD;
+}
+
+void intake_rewatch(intake *in, const char *name, int64_t now)
 {
     entry *e = find(in, name);
     if (!e) return;
-    if (requeue) e->state = ENTRY_QUEUED; /* keeps its place (seq) at the head */
-    else drop(in, e);
+    e->state = ENTRY_WATCHING;
+    e->stable_since = now;
+    e->fits_known = false;
+    e->size = UINT64_MAX; /* the next look records the file as it is now */
 }
 
 int intake_count(const intake *in, entry_state s, int backlog)

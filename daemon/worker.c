@@ -66,33 +66,78 @@ static void path_of(char *buf, size_t len, const char *dir, const char *name)
     snprintf(buf, len, "%s/%s", dir, name);
 }
 
-/* Moves the original to quarantine with a NAME.reason sidecar beside it. */
+static void set_outcome(result *r, outcome what, int err_no, const char *reason)
+{
+    r->what = what;
+    r->err_no = err_no;
+    snprintf(r->reason, sizeof r->reason, "%s", reason);
+}
+
+/* The quarantine name for NAME: NAME, then NAME.1, NAME.2, ... (never over
+ * an earlier quarantined file), each short enough that NAME.reason still
+ * fits in NAME_MAX. */
+static void quarantine_name(const char *dir, const char *name, char *qname, size_t len)
+{
+    const size_t room = (JOB_NAME_MAX - 1) - strlen(".reason");
+    snprintf(qname, len, "%.*s", (int)room, name);
+    struct stat st;
+    for (int i = 1; i < 100000; i++) {
+        char p[4096 + JOB_NAME_MAX];
+        path_of(p, sizeof p, dir, qname);
+        if (lstat(p, &st) != 0) return;
+        char suffix[16];
+        int sl = snprintf(suffix, sizeof suffix, ".%d", i);
+        snprintf(qname, len, "%.*s%s", (int)(room - (size_t)sl), name, suffix);
+    }
+}
+
+/* Moves the original to quarantine with a NAME.reason sidecar beside it.
+ * When that fails for a reason that may pass (quarantine full, missing),
+ * the file backs off alone; when it cannot pass (no permission to move it,
+ * a name the file system refuses) the file is held where it is. */
 static void quarantine(worker *wk, result *r, const char *why)
 {
     const aurorad_config *c = &wk->owner->cfg;
-    char qname[JOB_NAME_MAX + 16], err[1024];
-    snprintf(qname, sizeof qname, "%s", r->j.name);
-    struct stat st;
-    for (int i = 1; i < 1000; i++) { /* never overwrite an earlier quarantined file */
-        char p[4096];
-        path_of(p, sizeof p, c->quarantine_dir, qname);
-        if (stat(p, &st) != 0) break;
-        snprintf(qname, sizeof qname, "%s.%d", r->j.name, i);
-    }
-    char sidecar_name[JOB_NAME_MAX + 32], text[4200];
+    char qname[JOB_NAME_MAX], err[1024];
+    quarantine_name(c->quarantine_dir, r->j.name, qname, sizeof qname);
+    char sidecar_name[JOB_NAME_MAX + 8], text[4200];
     snprintf(sidecar_name, sizeof sidecar_name, "%s.reason", qname);
     int tl = snprintf(text, sizeof text, "%s\n", why);
+    if (tl >= (int)sizeof text) tl = (int)sizeof text - 1;
     /* sidecar first: a crash between the two leaves a harmless note, never
      * a quarantined file without its reason */
-    if (commit_write_atomic(c->quarantine_dir, sidecar_name, text, (size_t)tl, err, sizeof err) ||
-        commit_move(c->incoming_dir, r->j.name, c->quarantine_dir, qname, err, sizeof err)) {
-        r->what = OUTCOME_RETRY;
-        r->err_no = errno;
-        snprintf(r->reason, sizeof r->reason, "cannot quarantine (%s): %s", why, err);
+    bool noted = commit_write_atomic(c->quarantine_dir, sidecar_name, text, (size_t)tl, err,
+                                     sizeof err) == 0;
+    if (noted && commit_move(c->incoming_dir, r->j.name, c->quarantine_dir, qname, err,
+                             sizeof err) == 0) {
+        set_outcome(r, OUTCOME_QUARANTINED, 0, why);
         return;
     }
-    r->what = OUTCOME_QUARANTINED;
-    snprintf(r->reason, sizeof r->reason, "%s", why);
+    int e = errno;
+    char reason[sizeof r->reason];
+    snprintf(reason, sizeof reason, "cannot quarantine (%.1500s): %s", why, err);
+    if (e == ENOENT && access(c->incoming_dir, F_OK) == 0) {
+        char src[4096 + JOB_NAME_MAX];
+        path_of(src, sizeof src, c->incoming_dir, r->j.name);
+        if (lstat(src, &(struct stat){0}) != 0) {
+            set_outcome(r, OUTCOME_VANISHED, e, err);
+            if (noted) {
+                path_of(src, sizeof src, c->quarantine_dir, sidecar_name);
+                unlink(src);
+            }
+            return;
+        }
+    }
+    if (commit_errno_is_permanent(e)) {
+        if (noted) { /* no note without its file */
+            char sp[4096 + JOB_NAME_MAX];
+            path_of(sp, sizeof sp, c->quarantine_dir, sidecar_name);
+            unlink(sp);
+        }
+        set_outcome(r, OUTCOME_HELD, e, reason);
+    } else {
+        set_outcome(r, OUTCOME_RETRY_FILE, e, reason);
+    }
 }
 
 /* Packs with this worker's GPU when it is in service, else on the CPU. */
@@ -158,69 +203,100 @@ static bool same_as(const uint8_t *packed, size_t plen, const uint8_t *orig, siz
     return ok;
 }
 
-static void process(worker *wk, result *r)
+/* Opens the frame the job names, only if it is still the regular file
+ * intake saw; on failure sets the outcome and returns -1. */
+static int open_frame(worker *wk, result *r, const char *path)
 {
     const aurorad_config *c = &wk->owner->cfg;
-    char path[4096], err[1024], outname[JOB_NAME_MAX + 8];
-    int64_t t0 = mono_ns();
-    r->wait_ms = (double)(t0 - r->j.t_complete_ns) / 1e6;
-    snprintf(r->device, sizeof r->device, "%s", wk->gpu ? wk->label : "cpu");
-    path_of(path, sizeof path, c->incoming_dir, r->j.name);
-    snprintf(outname, sizeof outname, "%s%s", r->j.name, AURP_EXTENSION);
-
-    uint8_t *data = NULL, *packed = NULL;
-    size_t len = 0, plen = 0;
-    if (commit_read_file(path, &data, &len, err, sizeof err)) {
-        int e = errno;
-        if (e != ENOENT && !commit_errno_is_transient(e)) {
-            /* e.g. EACCES (a writer's umask): retrying cannot help, and a
-             * retry holds every other frame back; moving needs no read
-             * permission, so the file goes aside with its reason */
-            char why[1200];
-            snprintf(why, sizeof why, "cannot be read: %s", err);
-            quarantine(wk, r, why);
-            return;
-        }
-        r->what = e == ENOENT ? OUTCOME_VANISHED : OUTCOME_RETRY;
-        r->err_no = e;
-        snprintf(r->reason, sizeof r->reason, "%s", err);
-        return;
+    char err[1024], why[1200];
+    /* checked before any byte is read: a huge file must not reach memory */
+    if (r->j.seen.size > c->max_frame_bytes) {
+        snprintf(why, sizeof why, "too large: %llu bytes, more than max_frame_bytes (%llu)",
+                 (unsigned long long)r->j.seen.size, (unsigned long long)c->max_frame_bytes);
+        quarantine(wk, r, why);
+        return -1;
     }
-    r->bytes_in = len;
-    r->read_ms = ms_since(t0);
-
-    /* A restart after kill -9 between commit and release: the outbox copy
-     * is durable; check it and finish the release instead of coding again. */
-    char outpath[4096];
-    path_of(outpath, sizeof outpath, c->outbox_dir, outname);
-    struct stat st;
-    if (stat(outpath, &st) == 0) {
-        int64_t tv = mono_ns();
-        if (commit_read_file(outpath, &packed, &plen, err, sizeof err) == 0 &&
-            same_as(packed, plen, data, len, wk->threads, err, sizeof err)) {
-            r->verify_ms = ms_since(tv);
-            r->bytes_out = plen;
-            int64_t tw = mono_ns();
-            if (commit_release(c->incoming_dir, r->j.name, c->done_dir, err, sizeof err)) {
-                r->what = OUTCOME_RETRY;
-                r->err_no = errno;
-                snprintf(r->reason, sizeof r->reason, "%s", err);
-            } else {
-                r->what = OUTCOME_RECOVERED;
-            }
-            r->release_ms = ms_since(tw);
-            r->latency_ms = (double)(mono_ns() - r->j.t_complete_ns) / 1e6;
-            snprintf(r->device, sizeof r->device, "none");
-        } else {
-            char why[2200];
-            snprintf(why, sizeof why, "the outbox already holds a different %s (%s)", outname, err);
-            quarantine(wk, r, why);
-        }
-        free(packed);
-        free(data);
-        return;
+    int fd = commit_open_seen(path, &r->j.seen, err, sizeof err);
+    if (fd >= 0) return fd;
+    int e = errno;
+    if (e == ENOENT) set_outcome(r, OUTCOME_VANISHED, e, err);
+    else if (e == ESTALE) set_outcome(r, OUTCOME_CHANGED, e, err);
+    else if (commit_errno_is_transient(e)) set_outcome(r, OUTCOME_RETRY_FILE, e, err);
+    else {
+        /* e.g. EACCES (a writer's umask): retrying cannot help; moving needs
+         * no read permission, so the file goes aside with its reason */
+        snprintf(why, sizeof why, "cannot be read: %s", err);
+        quarantine(wk, r, why);
     }
+    return -1;
+}
 
+/* Whether the file is still exactly what was read and nobody is writing it;
+ * if not, sets CHANGED (it will be watched and taken again). */
+static bool unchanged(result *r, const char *path, int fd)
+{
+    char err[1024];
+    if (commit_still_seen(path, fd, &r->j.seen, err, sizeof err)) {
+        set_outcome(r, OUTCOME_CHANGED, 0, err);
+        return false;
+    }
+    if (r->j.check_writers && commit_open_for_writing(fd) == 1) {
+        snprintf(err, sizeof err, "%s: still open for writing by another process", path);
+        set_outcome(r, OUTCOME_CHANGED, 0, err);
+        return false;
+    }
+    return true;
+}
+
+/* Releases the original; sets the outcome when that did not happen. */
+static bool release(worker *wk, result *r, int fd)
+{
+    const aurorad_config *c = &wk->owner->cfg;
+    char err[1024];
+    int rc = commit_release(c->incoming_dir, r->j.name, c->done_dir, fd, &r->j.seen, err,
+                            sizeof err);
+    if (rc == 1) set_outcome(r, OUTCOME_CHANGED, 0, err);
+    /* the packed copy is durable; the next attempt finds it and releases */
+    else if (rc) set_outcome(r, OUTCOME_RETRY_FILE, errno, err);
+    return rc == 0;
+}
+
+/* A restart after kill -9 between commit and release: the outbox copy is
+ * durable; check it and finish the release instead of coding again. */
+static void recover(worker *wk, result *r, int fd, const uint8_t *data, size_t len,
+                    const char *outpath, const char *outname)
+{
+    const aurorad_config *c = &wk->owner->cfg;
+    char err[1024];
+    uint8_t *packed = NULL;
+    size_t plen = 0;
+    int64_t tv = mono_ns();
+    size_t packed_max = c->max_frame_bytes + c->max_frame_bytes / 4 + (1u << 20);
+    if (commit_read_file(outpath, packed_max, &packed, &plen, err, sizeof err) == 0 &&
+        same_as(packed, plen, data, len, wk->threads, err, sizeof err)) {
+        r->verify_ms = ms_since(tv);
+        r->bytes_out = plen;
+        int64_t tw = mono_ns();
+        if (release(wk, r, fd)) r->what = OUTCOME_RECOVERED;
+        r->release_ms = ms_since(tw);
+        r->latency_ms = (double)(mono_ns() - r->j.t_complete_ns) / 1e6;
+        snprintf(r->device, sizeof r->device, "none");
+    } else if (errno == EMFILE || errno == ENFILE || errno == EIO || errno == ENOMEM) {
+        set_outcome(r, OUTCOME_RETRY_FILE, errno, err);
+    } else {
+        char why[2200];
+        snprintf(why, sizeof why, "the outbox already holds a different %s (%s)", outname, err);
+        quarantine(wk, r, why);
+    }
+    free(packed);
+}
+
+/* Packs and (with verify) checks; on failure quarantines and returns false. */
+static bool pack_checked(worker *wk, result *r, const uint8_t *data, size_t len,
+                         const char *outname, uint8_t **packed, size_t *plen)
+{
+    const aurorad_config *c = &wk->owner->cfg;
+    char err[1024];
     frame_layout lay;
     frame_layout_of(data, len, &lay);
     if (lay.kind != FRAME_FITS_IMAGE) {
@@ -228,74 +304,116 @@ static void process(worker *wk, result *r)
         snprintf(why, sizeof why, "%s: %s", lay.kind == FRAME_NOT_FITS ? "not a valid FITS file"
                                                                       : "unsupported FITS file",
                  lay.why[0] ? lay.why : (r->j.suspect ? r->j.suspect_why : "no reason given"));
-        free(data);
         quarantine(wk, r, why);
-        return;
+        return false;
     }
     for (int i = 0; i < lay.nregions; i++)
         r->pixels += (uint64_t)lay.regions[i].width * lay.regions[i].height;
 
     int64_t te = mono_ns();
     aurp_error e = {{0}};
-    aurp_status s = encode(wk, data, len, &lay, &packed, &plen, r, &e);
+    aurp_status s = encode(wk, data, len, &lay, packed, plen, r, &e);
     r->encode_ms = ms_since(te);
     if (s != AURP_OK) {
         char why[400];
         snprintf(why, sizeof why, "cannot be packed: %s: %s", aurp_status_name(s), e.msg);
-        free(data);
         quarantine(wk, r, why);
-        return;
+        return false;
     }
-    if (c->verify) {
-        int64_t tv = mono_ns();
-        bool ok = same_as(packed, plen, data, len, wk->threads, err, sizeof err);
-        if (!ok && strcmp(r->device, "cpu") != 0) {
-            /* a GPU that writes wrong bytes is a failed GPU */
-            log_msg(LOG_ERR, "gpu_failed", "%s: %s packed by %s does not verify (%s); redone on the CPU",
-                    r->j.name, outname, r->device, err);
-            wk->gpu_backoff_ns = (int64_t)(c->gpu_retry_seconds * 1e9);
-            wk->gpu_down_until = mono_ns() + wk->gpu_backoff_ns;
-            r->gpu_fallback = true;
-            free(packed);
-            packed = NULL;
-            snprintf(r->device, sizeof r->device, "cpu");
-            s = frame_pack(data, len, &lay, &c->codec, NULL, wk->threads, &packed, &plen, &e);
-            ok = s == AURP_OK && same_as(packed, plen, data, len, wk->threads, err, sizeof err);
-        }
-        r->verify_ms = ms_since(tv);
-        if (!ok) {
-            char why[2200];
-            snprintf(why, sizeof why, "packed copy does not verify: %s", err);
-            free(packed);
-            free(data);
-            quarantine(wk, r, why);
-            return;
-        }
+    if (!c->verify) return true;
+    int64_t tv = mono_ns();
+    bool ok = same_as(*packed, *plen, data, len, wk->threads, err, sizeof err);
+    if (!ok && strcmp(r->device, "cpu") != 0) {
+        /* a GPU that writes wrong bytes is a failed GPU */
+        log_msg(LOG_ERR, "gpu_failed", "%s: %s packed by %s does not verify (%s); redone on the CPU",
+                r->j.name, outname, r->device, err);
+        wk->gpu_backoff_ns = (int64_t)(c->gpu_retry_seconds * 1e9);
+        wk->gpu_down_until = mono_ns() + wk->gpu_backoff_ns;
+        r->gpu_fallback = true;
+        free(*packed);
+        *packed = NULL;
+        snprintf(r->device, sizeof r->device, "cpu");
+        s = frame_pack(data, len, &lay, &c->codec, NULL, wk->threads, packed, plen, &e);
+        ok = s == AURP_OK && same_as(*packed, *plen, data, len, wk->threads, err, sizeof err);
     }
-    free(data);
-    r->bytes_out = plen;
+    r->verify_ms = ms_since(tv);
+    if (!ok) {
+        char why[2200];
+        snprintf(why, sizeof why, "packed copy does not verify: %s", err);
+        quarantine(wk, r, why);
+    }
+    return ok;
+}
 
+/* Writes the packed copy; a fault of the outbox pauses everything, a name
+ * the outbox refuses (EFBIG, ...) is this frame's problem. */
+static bool write_outbox(worker *wk, result *r, const char *outname, const uint8_t *packed,
+                         size_t plen)
+{
+    const aurorad_config *c = &wk->owner->cfg;
+    char err[1024];
     int64_t tw = mono_ns();
     int rc = commit_write_atomic(c->outbox_dir, outname, packed, plen, err, sizeof err);
     r->write_ms = ms_since(tw);
-    free(packed);
-    if (rc) {
-        r->what = OUTCOME_RETRY;
-        r->err_no = errno;
-        snprintf(r->reason, sizeof r->reason, "%s", err);
+    if (rc == 0) return true;
+    int e = errno;
+    if (e == EFBIG || e == ENAMETOOLONG || e == EINVAL) {
+        char why[1200];
+        snprintf(why, sizeof why, "the outbox refuses its packed copy: %s", err);
+        quarantine(wk, r, why);
+    } else {
+        set_outcome(r, OUTCOME_RETRY_OUTBOX, e, err);
+    }
+    return false;
+}
+
+static void process_open(worker *wk, result *r, int fd, const char *path, int64_t t0)
+{
+    const aurorad_config *c = &wk->owner->cfg;
+    char err[1024], outname[JOB_NAME_MAX + 8], outpath[4096 + JOB_NAME_MAX + 8];
+    snprintf(outname, sizeof outname, "%s%s", r->j.name, AURP_EXTENSION);
+    path_of(outpath, sizeof outpath, c->outbox_dir, outname);
+    uint8_t *data = NULL, *packed = NULL;
+    size_t len = (size_t)r->j.seen.size, plen = 0;
+    if (commit_read_fd(fd, path, len, &data, err, sizeof err)) {
+        int e = errno;
+        set_outcome(r, e == ESTALE ? OUTCOME_CHANGED : OUTCOME_RETRY_FILE, e, err);
         return;
     }
+    r->bytes_in = len;
+    r->read_ms = ms_since(t0);
+    if (!unchanged(r, path, fd)) goto out; /* written to while read: not this file */
+    if (access(outpath, F_OK) == 0) {
+        recover(wk, r, fd, data, len, outpath, outname);
+        goto out;
+    }
+    if (!pack_checked(wk, r, data, len, outname, &packed, &plen)) goto out;
+    r->bytes_out = plen;
+    /* what goes to the outbox must be what is in incoming now */
+    if (!unchanged(r, path, fd)) goto out;
+    if (!write_outbox(wk, r, outname, packed, plen)) goto out;
     r->latency_ms = (double)(mono_ns() - r->j.t_complete_ns) / 1e6;
     int64_t tr = mono_ns();
-    if (commit_release(c->incoming_dir, r->j.name, c->done_dir, err, sizeof err)) {
-        /* the packed copy is durable; the next attempt finds it and releases */
-        r->what = OUTCOME_RETRY;
-        r->err_no = errno;
-        snprintf(r->reason, sizeof r->reason, "%s", err);
-        return;
-    }
+    if (!release(wk, r, fd)) goto out;
     r->release_ms = ms_since(tr);
     r->what = OUTCOME_COMMITTED;
+out:
+    free(packed);
+    free(data);
+}
+
+static void process(worker *wk, result *r)
+{
+    const aurorad_config *c = &wk->owner->cfg;
+    char path[4096 + JOB_NAME_MAX];
+    int64_t t0 = mono_ns();
+    r->wait_ms = (double)(t0 - r->j.t_complete_ns) / 1e6;
+    snprintf(r->device, sizeof r->device, "%s", wk->gpu ? wk->label : "cpu");
+    path_of(path, sizeof path, c->incoming_dir, r->j.name);
+    int fd = open_frame(wk, r, path);
+    if (fd < 0) return;
+    process_open(wk, r, fd, path, t0);
+    close(fd);
 }
 
 /* ---- threads -------------------------------------------------------- */

@@ -15,7 +15,19 @@
 
 #include "config.h"
 
-#define JOB_NAME_MAX 256
+#define JOB_NAME_MAX 256 /* NAME_MAX + 1 */
+
+/* The longest incoming name the daemon takes: NAME.reason (the quarantine
+ * note) must still fit in NAME_MAX, and so must NAME.aurp.  Longer names
+ * are refused at intake, reported once, and left where they are. */
+#define JOB_NAME_ACCEPTED 248
+
+/* What intake saw of a file: the worker packs only this file, and releases
+ * it only if it is still exactly this (same inode, size and mtime). */
+typedef struct {
+    uint64_t dev, ino, size;
+    int64_t mtime_ns;
+} file_ident;
 
 typedef struct {
     char name[JOB_NAME_MAX];
@@ -23,13 +35,22 @@ typedef struct {
     bool backlog;
     bool suspect;          /* the loop thinks it is broken (not FITS, stalled) */
     char suspect_why[200];
+    file_ident seen;       /* at intake */
+    bool unreadable;       /* intake could not open it (seen from lstat) */
+    bool check_writers;    /* refuse it while another process has it open for writing */
 } job;
 
 typedef enum {
     OUTCOME_COMMITTED = 0,  /* packed copy in the outbox, original released */
     OUTCOME_RECOVERED,      /* outbox copy existed (restart), verified, original released */
     OUTCOME_QUARANTINED,    /* broken or unsupported: moved to quarantine_dir */
-    OUTCOME_RETRY,          /* outbox or directory fault: original kept, try later */
+    OUTCOME_RETRY_OUTBOX,   /* the outbox cannot take files now: everything pauses */
+    OUTCOME_RETRY_FILE,     /* a fault of this file only (read, release, quarantine): it
+                               backs off alone, the others flow */
+    OUTCOME_HELD,           /* cannot even be moved aside: left in incoming, skipped
+                               until it changes */
+    OUTCOME_CHANGED,        /* not what intake saw any more (replaced, growing, still open
+                               for writing): watched again from the start */
     OUTCOME_VANISHED,       /* the file disappeared before it was read */
 } outcome;
 
@@ -40,9 +61,9 @@ typedef struct {
     char device[48];
     uint64_t bytes_in, bytes_out, pixels;
     double wait_ms, read_ms, encode_ms, verify_ms, write_ms, release_ms, latency_ms;
-    int err_no;          /* RETRY: errno of the fault */
+    int err_no;          /* RETRY_* / HELD: errno of the fault */
     bool gpu_fallback;   /* a GPU failed on this frame; it was redone on the CPU */
-    char reason[4096];   /* QUARANTINED / RETRY / gpu failure: why */
+    char reason[4096];   /* QUARANTINED / RETRY_* / HELD / CHANGED: why */
 } result;
 
 typedef struct pool pool;
