@@ -47,6 +47,7 @@ include core/module.mk
 -include gpu/module.mk
 -include cli/module.mk
 -include daemon/module.mk
+-include lib/module.mk
 -include tests/module.mk
 
 deps:

@@ -72,65 +72,167 @@ double cli_now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-int cli_write_atomic(const char *path, const uint8_t *data, size_t len, int force, char *err,
-                     size_t err_len)
+int cli_read_stdin(uint8_t **data, size_t *len, char *err, size_t err_len)
 {
-    if (!force && cli_exists(path)) {
-        snprintf(err, err_len, "%s: already exists (use -f to overwrite)", path);
-        return -1;
+    size_t cap = 1 << 20, n = 0;
+    uint8_t *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            snprintf(err, err_len, "-: out of memory reading standard input");
+            return -1;
+        }
+        if (n == cap) {
+            uint8_t *bigger = realloc(buf, cap * 2);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                continue;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t r = read(STDIN_FILENO, buf + n, cap - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            snprintf(err, err_len, "-: cannot read standard input: %s", strerror(errno));
+            free(buf);
+            return -1;
+        }
+        if (r == 0) break;
+        n += (size_t)r;
     }
-    char dir_buf[4096], base_buf[4096], tmp[8300];
-    snprintf(dir_buf, sizeof dir_buf, "%s", path);
-    snprintf(base_buf, sizeof base_buf, "%s", path);
-    const char *dir = dirname(dir_buf), *base = basename(base_buf);
-    snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, base);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, err_len, "%s: cannot create a temporary file in %s: %s", path, dir,
-                 strerror(errno));
-        return -1;
-    }
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+int cli_write_all(int fd, const uint8_t *data, size_t len)
+{
     size_t done = 0;
     while (done < len) {
         ssize_t w = write(fd, data + done, len - done);
         if (w < 0 && errno == EINTR) continue;
-        if (w < 0) {
-            snprintf(err, err_len, "%s: cannot write: %s", path, strerror(errno));
-            goto fail;
-        }
+        if (w < 0) return -1;
         done += (size_t)w;
     }
-    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
-        snprintf(err, err_len, "%s: cannot sync: %s", path, strerror(errno));
-        goto fail;
+    return 0;
+}
+
+static mode_t file_mode = 0644;
+
+void cli_init_umask(void)
+{
+    mode_t u = umask(0);
+    umask(u);
+    file_mode = 0666 & ~u;
+}
+
+int cli_make_parents(const char *path, char *err, size_t err_len)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        snprintf(err, err_len, "%s: name too long", path);
+        return -1;
     }
-    close(fd);
-    fd = -1;
-    /* The check above and the rename race with other writers; without -f,
-     * link() refuses to replace a path that appeared meanwhile. */
-    if (!force) {
-        int linked = link(tmp, path);
-        if (linked != 0 && (errno == EPERM || errno == ENOTSUP || errno == EXDEV) &&
-            !cli_exists(path))
-            linked = rename(tmp, path); /* no hard links here: the check above must do */
-        if (linked != 0) {
-            snprintf(err, err_len, "%s: %s", path,
-                     errno == EEXIST ? "already exists (use -f to overwrite)" : strerror(errno));
-            goto fail;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+            snprintf(err, err_len, "%s: cannot create the directory %s: %s", path, buf, strerror(errno));
+            return -1;
         }
-        unlink(tmp);
-    } else if (rename(tmp, path) != 0) {
-        snprintf(err, err_len, "%s: cannot rename into place: %s", path, strerror(errno));
-        goto fail;
+        *p = '/';
     }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    return 0;
+}
+
+int cli_atomic_open(cli_atomic *a, const char *path, int force, char *err, size_t err_len)
+{
+    a->fd = -1;
+    a->force = force;
+    if (!force && cli_exists(path)) {
+        snprintf(err, err_len, "%s: already exists (use -f to overwrite)", path);
+        return -1;
+    }
+    char base_buf[4096];
+    snprintf(a->path, sizeof a->path, "%s", path);
+    snprintf(a->dir, sizeof a->dir, "%s", path);
+    snprintf(base_buf, sizeof base_buf, "%s", path);
+    char *dir = dirname(a->dir);
+    if (dir != a->dir) snprintf(a->dir, sizeof a->dir, "%s", dir);
+    snprintf(a->tmp, sizeof a->tmp, "%s/.%s.XXXXXX", a->dir, basename(base_buf));
+    a->fd = mkstemp(a->tmp);
+    if (a->fd < 0) {
+        snprintf(err, err_len, "%s: cannot create a temporary file in %s: %s", path, a->dir,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int cli_atomic_write(cli_atomic *a, const uint8_t *data, size_t len, char *err, size_t err_len)
+{
+    if (cli_write_all(a->fd, data, len) != 0) {
+        snprintf(err, err_len, "%s: cannot write: %s", a->path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void cli_atomic_abort(cli_atomic *a)
+{
+    if (a->fd >= 0) close(a->fd);
+    a->fd = -1;
+    if (a->tmp[0]) unlink(a->tmp);
+    a->tmp[0] = '\0';
+}
+
+int cli_atomic_commit(cli_atomic *a, char *err, size_t err_len)
+{
+    /* the umask decides the mode, as for any file a program creates */
+    if (fchmod(a->fd, file_mode) != 0 || fsync(a->fd) != 0) {
+        snprintf(err, err_len, "%s: cannot sync: %s", a->path, strerror(errno));
+        cli_atomic_abort(a);
+        return -1;
+    }
+    close(a->fd);
+    a->fd = -1;
+    /* The check at open and the rename race with other writers; without -f,
+     * link() refuses to replace a path that appeared meanwhile. */
+    if (!a->force) {
+        int linked = link(a->tmp, a->path);
+        if (linked != 0 && (errno == EPERM || errno == ENOTSUP || errno == EXDEV) &&
+            !cli_exists(a->path))
+            linked = rename(a->tmp, a->path); /* no hard links here: the check above must do */
+        if (linked != 0) {
+            snprintf(err, err_len, "%s: %s", a->path,
+                     errno == EEXIST ? "already exists (use -f to overwrite)" : strerror(errno));
+            cli_atomic_abort(a);
+            return -1;
+        }
+        unlink(a->tmp);
+    } else if (rename(a->tmp, a->path) != 0) {
+        snprintf(err, err_len, "%s: cannot rename into place: %s", a->path, strerror(errno));
+        cli_atomic_abort(a);
+        return -1;
+    }
+    a->tmp[0] = '\0';
+    int dfd = open(a->dir, O_RDONLY | O_DIRECTORY);
     if (dfd >= 0) {
         fsync(dfd);
         close(dfd);
     }
     return 0;
-fail:
-    if (fd >= 0) close(fd);
-    unlink(tmp);
-    return -1;
+}
+
+int cli_write_atomic(const char *path, const uint8_t *data, size_t len, int force, char *err,
+                     size_t err_len)
+{
+    cli_atomic a;
+    if (cli_atomic_open(&a, path, force, err, err_len) != 0) return -1;
+    if (cli_atomic_write(&a, data, len, err, err_len) != 0) {
+        cli_atomic_abort(&a);
+        return -1;
+    }
+    return cli_atomic_commit(&a, err, err_len);
 }

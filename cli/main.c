@@ -11,9 +11,10 @@ static void usage(FILE *to)
             "usage:\n"
             "  aurorapack pack   [-N n] [-M m] [-T t] [--profile NAME] [--threads K]\n"
             "                    [--gpu LIST|all [--gpu-fallback] | --cpu] [--any] [-f] [-o OUT] FILE...\n"
-            "  aurorapack unpack [--threads K] [-f] [-o OUT] FILE.aurp...\n"
-            "  aurorapack verify [--threads K] FILE.aurp...\n"
-            "  aurorapack info   [--json] FILE.aurp...\n"
+            "  aurorapack unpack [-j N] [--threads K] [--max-output SIZE] [-f] [-q]\n"
+            "                    [-o OUT|-o -|-C DIR] [--files-from LIST] FILE.aurp|DIR|-...\n"
+            "  aurorapack verify [--threads K] [--max-output SIZE] [--files-from LIST] FILE.aurp|DIR|-...\n"
+            "  aurorapack info   [--json] [--files-from LIST] FILE.aurp|DIR|-...\n"
             "  aurorapack bench  [--gpu LIST|--cpu] [--repeat R] [-N -M -T] FILE.fits...\n"
             "  aurorapack --help | --version\n"
             "Exit status: 0 every file done, 1 a file failed, 2 usage error.\n"
@@ -27,6 +28,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
+    cli_init_umask(); /* before any thread: umask() is process-wide */
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);

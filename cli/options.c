@@ -28,6 +28,30 @@ static int parse_int(const char *cmd, const char *opt, const char *s, int lo, in
     return 0;
 }
 
+/* SIZE: bytes, or with a binary suffix K, M, G, T (KiB ...), e.g. 4G. */
+static int parse_size(const char *cmd, const char *opt, const char *s, uint64_t *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    int shift = 0;
+    if (*end && !end[1]) {
+        switch (*end | 0x20) {
+        case 'k': shift = 10; end++; break;
+        case 'm': shift = 20; end++; break;
+        case 'g': shift = 30; end++; break;
+        case 't': shift = 40; end++; break;
+        }
+    }
+    if (errno || end == s || *end || s[0] == '-' || x == 0 || x > (UINT64_MAX >> 1) >> shift) {
+        fprintf(stderr, "aurorapack %s: %s: expected a size like 4294967296, 512M or 4G; got '%s'\n",
+                cmd, opt, s);
+        return -1;
+    }
+    *v = (uint64_t)x << shift;
+    return 0;
+}
+
 static int parse_gpu_list(const char *cmd, const char *s, cli_options *o)
 {
     o->use_gpu = 1;
@@ -62,22 +86,28 @@ static int parse_gpu_list(const char *cmd, const char *s, cli_options *o)
  * 'j' --json, 'r' --repeat, 'q' -q. */
 int cli_parse(const char *cmd, int argc, char **argv, const char *allowed, cli_options *o)
 {
-    enum { O_PROFILE = 256, O_THREADS, O_GPU, O_CPU, O_FALLBACK, O_ANY, O_JSON, O_REPEAT, O_HELP };
+    enum { O_PROFILE = 256, O_THREADS, O_GPU, O_CPU, O_FALLBACK, O_ANY, O_JSON, O_REPEAT, O_HELP,
+           O_FILES_FROM, O_MAX_OUTPUT };
     static const struct option longopts[] = {
         {"profile", required_argument, 0, O_PROFILE}, {"threads", required_argument, 0, O_THREADS},
         {"gpu", required_argument, 0, O_GPU}, {"cpu", no_argument, 0, O_CPU},
         {"gpu-fallback", no_argument, 0, O_FALLBACK}, {"any", no_argument, 0, O_ANY},
         {"json", no_argument, 0, O_JSON}, {"repeat", required_argument, 0, O_REPEAT},
         {"force", no_argument, 0, 'f'}, {"output", required_argument, 0, 'o'},
-        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, O_HELP},
+        {"directory", required_argument, 0, 'C'}, {"jobs", required_argument, 0, 'j'},
+        {"files-from", required_argument, 0, O_FILES_FROM},
+        {"max-output", required_argument, 0, O_MAX_OUTPUT}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     aurp_params_default(&o->params);
     o->threads = cli_nproc();
     o->repeat = 3;
+    o->jobs = cli_nproc();
+    o->max_output = AURP_DEFAULT_MAX_OUTPUT;
     optind = 1;
     opterr = 0;
     int ch, idx;
-    while ((ch = getopt_long(argc, argv, "+N:M:T:fo:q", longopts, &idx)) != -1) {
+    while ((ch = getopt_long(argc, argv, "+N:M:T:fo:qC:j:", longopts, &idx)) != -1) {
         char need = 0;
         switch (ch) {
         case 'N': case 'M': case 'T': case O_PROFILE: need = 'p'; break;
@@ -89,6 +119,10 @@ int cli_parse(const char *cmd, int argc, char **argv, const char *allowed, cli_o
         case O_JSON: need = 'j'; break;
         case O_REPEAT: need = 'r'; break;
         case 'q': need = 'q'; break;
+        case 'C': need = 'C'; break;
+        case 'j': need = 'J'; break;
+        case O_FILES_FROM: need = 'F'; break;
+        case O_MAX_OUTPUT: need = 'L'; break;
         case O_HELP:
             fprintf(stdout, "see 'aurorapack --help' and docs/CLI.md\n");
             exit(0);
@@ -129,6 +163,15 @@ int cli_parse(const char *cmd, int argc, char **argv, const char *allowed, cli_o
             break;
         case O_THREADS:
             if (parse_int(cmd, "--threads", optarg, 1, 256, &o->threads)) return -1;
+            o->threads_given = 1;
+            break;
+        case 'C': o->outdir = optarg; break;
+        case 'j':
+            if (parse_int(cmd, "-j", optarg, 1, 1024, &o->jobs)) return -1;
+            break;
+        case O_FILES_FROM: o->files_from = optarg; break;
+        case O_MAX_OUTPUT:
+            if (parse_size(cmd, "--max-output", optarg, &o->max_output)) return -1;
             break;
         case O_GPU:
             if (parse_gpu_list(cmd, optarg, o)) return -1;
@@ -152,11 +195,15 @@ int cli_parse(const char *cmd, int argc, char **argv, const char *allowed, cli_o
     }
     o->files = argv + optind;
     o->nfiles = argc - optind;
-    if (o->nfiles == 0) {
+    if (o->nfiles == 0 && !o->files_from) {
         fprintf(stderr, "aurorapack %s: no input file\n", cmd);
         return -1;
     }
-    if (o->out && o->nfiles > 1) {
+    if (o->out && o->outdir) {
+        fprintf(stderr, "aurorapack %s: -o and -C exclude each other\n", cmd);
+        return -1;
+    }
+    if (o->out && (o->nfiles > 1 || o->files_from)) {
         fprintf(stderr, "aurorapack %s: -o needs exactly one input file (got %d)\n", cmd, o->nfiles);
         return -1;
     }
