@@ -4,7 +4,10 @@
 #   1. bench_core: codec core against CharLS (JPEG-LS) on the same pixels,
 #      and the packed size against the ideal static code length;
 #   2. aurorapack bench: the whole tool against CharLS, cjxl, fpack, bzip2, xz;
-#   3. peak resident memory of `aurorapack pack` and `unpack` (GNU time).
+#   3. peak resident memory of `aurorapack pack` and `unpack` (GNU time);
+#   4. issue #8's size table (the whole packed file against JPEG-LS, cjxl -e 7
+#      and -e 9, fpack on real and simulated frames of several kinds) and its
+#      speed table (scripts/bench-size.sh; its environment variables apply).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -32,3 +35,6 @@ for f in "${frames[@]}"; do
     printf '%-44s pack %6.1f MiB   unpack %6.1f MiB   (target <= 64 MiB)\n' "$(basename "$f")" \
         "$(awk "BEGIN{print $pk/1024}")" "$(awk "BEGIN{print $up/1024}")"
 done
+echo
+echo "== 4. size and speed against the peers of issue #8"
+BUILD=$BUILD scripts/bench-size.sh

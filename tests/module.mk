@@ -25,5 +25,13 @@ $(BENCH_CORE): $(OBJ)/tests/bench/bench_core.o $(TEST_HELPERS_OBJ) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_SAN) -o $@ $< $(TEST_HELPERS_OBJ) $(TEST_LIBS) $(TEST_LDLIBS) -lcharls
 
-bench: all $(BENCH_CORE)
+# The size benchmark's pixel helper (scripts/bench-size.sh): FITS -> PGM,
+# the non-pixel bytes, JPEG-LS sizes.  Core test helpers and CharLS only.
+BENCH_PIXELS := $(BUILD)/tests/bench/bench_pixels
+$(BENCH_PIXELS): $(OBJ)/tests/bench/bench_pixels.o $(OBJ)/tests/unit/core_fitshdr.o $(OBJ)/tests/unit/core_frames.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_SAN) -o $@ $^ -lcharls $(LDLIBS_BASE)
+$(OBJ)/tests/bench/bench_pixels.o: HOST_CFLAGS += -Itests/unit
+
+bench: all $(BENCH_CORE) $(BENCH_PIXELS)
 	@BUILD=$(BUILD) scripts/bench-cpu.sh
