@@ -134,8 +134,9 @@ static int unpack_one(bulk *b, const cli_input *it)
         free(data);
     } else {
         cli_atomic file;
-        /* the outputs of a directory tree land in the same tree under -C */
-        if (o->outdir && strchr(it->rel, '/') && cli_make_parents(out, err, sizeof err) != 0) {
+        /* -C DIR is made if missing, and a directory tree lands in the
+         * same tree under it */
+        if (o->outdir && cli_make_parents(out, err, sizeof err) != 0) {
             free(packed);
             say(b, stderr, "aurorapack unpack: %s: %s%s\n", it->path, err, "");
             return -1;
