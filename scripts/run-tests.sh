@@ -48,6 +48,11 @@ if ls tests/integration/test_*.py >/dev/null 2>&1; then
     record "integration" $rc
 fi
 
+if [ -d tests/python ]; then
+    note "python package (pip install ./python into a venv; numpy, astropy, dask LocalCluster)"
+    BUILD=build scripts/test-python.sh; record "python" $?
+fi
+
 if ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
     note "fuzz (short runs; scripts/fuzz.sh runs them longer)"
     scripts/fuzz.sh 20; record "fuzz" $?

@@ -56,6 +56,11 @@ class AurorapackError(OSError):
         self.status = status
         super().__init__(f"{self.path}: {reason}" if self.path is not None else reason)
 
+    def __reduce__(self):
+        # pickled whole (dask.distributed sends a task's exception back to
+        # the client): OSError's default would call __init__ with the message only
+        return (self.__class__, (self.path, self.reason, self.status), self.__dict__)
+
 
 class CorruptStreamError(AurorapackError):
     """The stream is damaged, truncated or not an ``.aurp`` stream."""
