@@ -44,17 +44,28 @@ const char *aurp_status_name(aurp_status s);
 
 /* Profiles name a prediction + coding method.  The stream records the
  * profile and its parameters, so every decoder reads every stream. */
-enum { AURP_PROFILE_PAPER = 1 };
+enum {
+    AURP_PROFILE_PAPER = 1, /* the paper's online DPCM, static rANS (FORMAT.md section 2) */
+    AURP_PROFILE_LSMIX = 2, /* ridge LS blended with column means, context-adaptive rANS (section 3) */
+};
 
+/* What the fields mean depends on the profile:
+ *   paper: N = spectral order 1..32, M = equations per previous row 1..16,
+ *          T = escape threshold >= 0 (0: no escapes);
+ *   lsmix: N = spectral lags 1..16, M = training window in columns (odd,
+ *          1..17), T unused (0). */
 typedef struct {
     int profile;   /* AURP_PROFILE_* */
-    int order;     /* N, 1..32 */
-    int equations; /* M, 1..16 */
-    int threshold; /* T, >= 0 (0: no escapes) */
+    int order;     /* N */
+    int equations; /* M */
+    int threshold; /* T */
 } aurp_params;
 
-/* The paper's best: N = 11, M = 7, T = 13. */
+/* The default profile (lsmix) with its defaults. */
 void aurp_params_default(aurp_params *p);
+/* A profile's defaults: paper N = 11, M = 7, T = 13 (the paper's best);
+ * lsmix N = 6, M = 9, T = 0.  Returns 0, or -1 for an unknown profile. */
+int aurp_params_for_profile(aurp_params *p, int profile);
 aurp_status aurp_params_check(const aurp_params *p, aurp_error *err);
 const char *aurp_profile_name(int profile);
 int aurp_profile_from_name(const char *name); /* 0 if unknown */

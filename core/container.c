@@ -50,17 +50,30 @@ const char *aurp_status_name(aurp_status s)
     return "unknown status";
 }
 
+int aurp_params_for_profile(aurp_params *p, int profile)
+{
+    if (profile == AURP_PROFILE_PAPER) *p = (aurp_params){AURP_PROFILE_PAPER, 11, 7, 13};
+    else if (profile == AURP_PROFILE_LSMIX) *p = (aurp_params){AURP_PROFILE_LSMIX, 6, 9, 0};
+    else return -1;
+    return 0;
+}
+
 void aurp_params_default(aurp_params *p)
 {
-    p->profile = AURP_PROFILE_PAPER;
-    p->order = 11;
-    p->equations = 7;
-    p->threshold = 13;
+    aurp_params_for_profile(p, AURP_PROFILE_LSMIX);
 }
 
 aurp_status aurp_params_check(const aurp_params *p, aurp_error *err)
 {
     if (!p) return aurp_fail(err, AURP_ERR_PARAM, "parameters missing");
+    if (p->profile == AURP_PROFILE_LSMIX) {
+        if (p->order < 1 || p->order > 16)
+            return aurp_fail(err, AURP_ERR_PARAM, "lsmix: N=%d spectral lags out of 1..16", p->order);
+        if (p->equations < 1 || p->equations > 17 || !(p->equations & 1))
+            return aurp_fail(err, AURP_ERR_PARAM, "lsmix: M=%d window columns not odd in 1..17",
+                             p->equations);
+        return AURP_OK;
+    }
     if (p->profile != AURP_PROFILE_PAPER)
         return aurp_fail(err, AURP_ERR_PARAM, "unknown profile %d", p->profile);
     if (p->order < 1 || p->order > 32)
@@ -74,12 +87,15 @@ aurp_status aurp_params_check(const aurp_params *p, aurp_error *err)
 
 const char *aurp_profile_name(int profile)
 {
-    return profile == AURP_PROFILE_PAPER ? "paper" : NULL;
+    return profile == AURP_PROFILE_PAPER ? "paper" : profile == AURP_PROFILE_LSMIX ? "lsmix" : NULL;
 }
 
 int aurp_profile_from_name(const char *name)
 {
-    return name && strcmp(name, "paper") == 0 ? AURP_PROFILE_PAPER : 0;
+    if (!name) return 0;
+    if (strcmp(name, "paper") == 0) return AURP_PROFILE_PAPER;
+    if (strcmp(name, "lsmix") == 0) return AURP_PROFILE_LSMIX;
+    return 0;
 }
 
 uint64_t aurp_checksum(const void *data, size_t len)

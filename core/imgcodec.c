@@ -15,6 +15,7 @@
 #include <threads.h>
 
 #include "internal.h"
+#include "lsmix.h"
 #include "predict.h"
 
 #define MAX_THREADS 64
@@ -103,6 +104,30 @@ static void encode_segments(void *arg, int t)
     }
 }
 
+/* The lsmix profile works on the samples as the paper profile does. */
+static aurp_status encode_lsmix(const uint8_t *be16, uint32_t width, uint32_t height,
+                                const aurp_params *p, int threads, uint8_t *out, size_t cap,
+                                size_t *out_len, aurp_error *err)
+{
+    uint16_t *u = malloc((size_t)width * height * sizeof *u);
+    if (!u) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", width, height);
+    be16_to_u(be16, u, (size_t)width * height);
+    aurp_status st = lsx_image_encode(u, width, height, p, threads, out, cap, out_len, err);
+    free(u);
+    return st;
+}
+
+static aurp_status decode_lsmix(const uint8_t *in, size_t in_len, uint32_t width, uint32_t height,
+                                int threads, uint8_t *be16_out, aurp_error *err)
+{
+    uint16_t *u = malloc((size_t)width * height * sizeof *u);
+    if (!u) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", width, height);
+    aurp_status st = lsx_image_decode(in, in_len, width, height, threads, u, err);
+    if (st == AURP_OK) u_to_be16(u, be16_out, (size_t)width * height);
+    free(u);
+    return st;
+}
+
 aurp_status aurp_image_encode(const uint8_t *be16, uint32_t width, uint32_t height,
                               const aurp_params *p, int threads, uint8_t *out, size_t cap,
                               size_t *out_len, aurp_error *err)
@@ -116,6 +141,7 @@ aurp_status aurp_image_encode(const uint8_t *be16, uint32_t width, uint32_t heig
                          width, height);
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (p->profile == AURP_PROFILE_LSMIX) return encode_lsmix(be16, width, height, p, threads, out, cap, out_len, err);
 
     uint16_t *u = malloc((size_t)pixels * sizeof *u);
     int32_t *res = malloc((size_t)pixels * sizeof *res);
@@ -308,6 +334,8 @@ static int reconstruct_row(const aurp_stream_view *v, aurp_predictor *pr, int nb
 aurp_status aurp_image_decode(const uint8_t *in, size_t in_len, uint32_t width, uint32_t height,
                               int threads, uint8_t *be16_out, aurp_error *err)
 {
+    if (in_len > 0 && in[0] == AURP_PROFILE_LSMIX)
+        return decode_lsmix(in, in_len, width, height, threads, be16_out, err);
     aurp_stream_view v;
     aurp_status st = aurp_stream_parse(in, in_len, &v, err);
     if (st != AURP_OK) return st;

@@ -72,6 +72,7 @@ aurp_status aurp_stream_parse_header(const uint8_t *in, size_t in_len, aurp_stre
         return aurp_fail(err, AURP_ERR_CORRUPT, "image stream truncated: %zu bytes, header needs %d",
                          in_len, AURP_STREAM_HEADER);
     v->profile = in[0];
+    if (v->profile == AURP_PROFILE_LSMIX) return lsx_parse_header(in, in_len, v, err);
     v->order = in[1];
     v->equations = in[2];
     v->prob_bits = in[3];

@@ -89,7 +89,12 @@ typedef struct {
     const uint8_t *esc;        /* escapes, u16 each */
 } aurp_stream_view;
 
-/* Checks and reads the 40-byte header only. */
+/* The header of an lsmix stream (lsmix_codec.c): fills profile, order (K),
+ * equations (M), width, height, seg_log2, prob_bits; t_lo > t_hi. */
+aurp_status lsx_parse_header(const uint8_t *in, size_t in_len, aurp_stream_view *v,
+                             aurp_error *err);
+
+/* Checks and reads the header only (whatever the profile). */
 aurp_status aurp_stream_parse_header(const uint8_t *in, size_t in_len, aurp_stream_view *v,
                                      aurp_error *err);
 /* Checks the whole layout and decodes the count table. */

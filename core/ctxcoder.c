@@ -1,0 +1,158 @@
+/* The lsmix residual coder (docs/FORMAT.md 3.3): contexts, hybrid-integer
+ * tokens, adaptive token tables refreshed at fixed pixel indices, and a
+ * byte-wise rANS whose symbols each carry their own precision. */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lsmix.h"
+
+int ctx_of(uint32_t act16, const uint32_t *thr, int nctx)
+{
+    int c = 0;
+    while (c < nctx - 1 && act16 >= thr[c]) c++;
+    return c;
+}
+
+void ctx_default_thresholds(uint32_t *thr, int nctx)
+{
+    /* context q >= 1 once floor(2 log2(1 + act16 / 128)) >= q */
+    for (int q = 1; q < nctx; q++) thr[q - 1] = (uint32_t)ceil(128.0 * (exp2(q * 0.5) - 1.0));
+}
+
+void ctx_model_init(ctx_model *cm, int nctx)
+{
+    memset(cm, 0, sizeof *cm);
+    cm->nctx = nctx;
+    ctx_model_refresh(cm);
+}
+
+/* Frequencies of one context: every token at least 1, the rest in
+ * proportion to the counts (floor), the remainder to the most counted token
+ * (the lowest index among equals).  No counts yet: uniform. */
+static void refresh_context(const uint32_t *count, uint32_t *freq, uint32_t *cum)
+{
+    const uint32_t one = 1u << CTX_PROB_BITS;
+    uint64_t total = 0;
+    for (int t = 0; t < CTX_TOKENS; t++) total += count[t];
+    if (total == 0) {
+        for (int t = 0; t < CTX_TOKENS; t++) freq[t] = one / CTX_TOKENS;
+    } else {
+        const uint64_t spare = one - CTX_TOKENS;
+        uint32_t sum = 0;
+        int best = 0;
+        for (int t = 0; t < CTX_TOKENS; t++) {
+            freq[t] = 1 + (uint32_t)((uint64_t)count[t] * spare / total);
+            sum += freq[t];
+            if (count[t] > count[best]) best = t;
+        }
+        freq[best] += one - sum;
+    }
+    uint32_t c = 0;
+    for (int t = 0; t < CTX_TOKENS; t++) {
+        cum[t] = c;
+        c += freq[t];
+    }
+    cum[CTX_TOKENS] = c;
+}
+
+void ctx_model_refresh(ctx_model *cm)
+{
+    for (int k = 0; k < cm->nctx; k++) {
+        uint64_t total = 0;
+        for (int t = 0; t < CTX_TOKENS; t++) total += cm->count[k][t];
+        if (total > CTX_HALVE_AT)
+            for (int t = 0; t < CTX_TOKENS; t++) cm->count[k][t] = (cm->count[k][t] + 1) >> 1;
+        refresh_context(cm->count[k], cm->freq[k], cm->cum[k]);
+    }
+}
+
+int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, ctx_sym *out)
+{
+    uint32_t v = (uint32_t)(e < 0 ? -e : e);
+    int nraw, n = 0;
+    int t = ctx_token(v, &nraw);
+    out[n++] = (ctx_sym){cm->cum[ctx][t], cm->freq[ctx][t], CTX_PROB_BITS};
+    if (nraw > 0) out[n++] = (ctx_sym){v & ((1u << nraw) - 1), 1, (uint8_t)nraw};
+    if (v != 0) out[n++] = (ctx_sym){e < 0, 1, 1};
+    return n;
+}
+
+size_t ctx_rans_encode(const ctx_sym *sym, size_t n, uint8_t *out, size_t cap)
+{
+    if (cap < 4) return 0;
+    uint8_t *p = out + cap; /* bytes are produced back to front */
+    uint32_t x = AURP_RANS_L;
+    for (size_t i = n; i-- > 0;) {
+        const ctx_sym *s = &sym[i];
+        uint32_t xmax = ((AURP_RANS_L >> s->bits) << 8) * s->freq;
+        while (x >= xmax) {
+            if (p == out + 4) return 0;
+            *--p = (uint8_t)x;
+            x >>= 8;
+        }
+        x = ((x / s->freq) << s->bits) + (x % s->freq) + s->cum;
+    }
+    p -= 4;
+    aurp_put_u32(p, x);
+    size_t len = (size_t)(out + cap - p);
+    memmove(out, p, len);
+    return len;
+}
+
+int ctx_rans_dec_init(ctx_rans_dec *d, const uint8_t *in, size_t len)
+{
+    if (len < 4) return -1;
+    d->in = in;
+    d->len = len;
+    d->pos = 4;
+    d->x = aurp_get_u32(in);
+    return 0;
+}
+
+/* Takes one symbol of precision bits whose slot is known: x advances by
+ * freq * (x >> bits) + slot - cum, then refills. */
+static inline int advance(ctx_rans_dec *d, uint32_t freq, uint32_t cum, int bits, uint32_t slot)
+{
+    d->x = freq * (d->x >> bits) + slot - cum;
+    while (d->x < AURP_RANS_L) {
+        if (d->pos >= d->len) return -1;
+        d->x = (d->x << 8) | d->in[d->pos++];
+    }
+    return 0;
+}
+
+/* A uniform value of bits bits (raw bits and signs): freq 1, cum = value. */
+static inline int take_raw(ctx_rans_dec *d, int bits, uint32_t *v)
+{
+    uint32_t slot = d->x & ((1u << bits) - 1);
+    *v = slot;
+    return advance(d, 1, slot, bits, slot);
+}
+
+int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *e)
+{
+    const uint32_t *cum = cm->cum[ctx];
+    uint32_t slot = d->x & ((1u << CTX_PROB_BITS) - 1);
+    /* binary search: the token t with cum[t] <= slot < cum[t+1] */
+    int lo = 0, hi = CTX_TOKENS;
+    while (hi - lo > 1) {
+        int mid = (lo + hi) >> 1;
+        if (cum[mid] <= slot) lo = mid;
+        else hi = mid;
+    }
+    if (advance(d, cm->freq[ctx][lo], cum[lo], CTX_PROB_BITS, slot) != 0) return -1;
+    int nraw;
+    uint32_t v = ctx_token_base(lo, &nraw), raw = 0, sign = 0;
+    if (nraw > 0 && take_raw(d, nraw, &raw) != 0) return -1;
+    v += raw;
+    if (v > AURP_RESIDUAL_MAX) return -1;
+    if (v != 0 && take_raw(d, 1, &sign) != 0) return -1;
+    *e = sign ? -(int32_t)v : (int32_t)v;
+    return 0;
+}
+
+int ctx_rans_dec_finish(const ctx_rans_dec *d)
+{
+    return (d->x == AURP_RANS_L && d->pos == d->len) ? 0 : -1;
+}

@@ -1,0 +1,190 @@
+/* The "lsmix" profile (docs/FORMAT.md section 3): internal interface between
+ * its predictor (lsmix_predict.c), its residual coder (ctxcoder.c) and its
+ * stream (lsmix_codec.c).  Not a public API.
+ *
+ * Prediction of x[m][n] blends two predictors by their recent errors:
+ *   - LS: ridge least squares over K spectral lags of the same row, three
+ *     pixels of the row above, two running column means and a constant,
+ *     trained on previous rows with exponential forgetting in a window of
+ *     M columns centred on n;
+ *   - CM: the slow running mean of column n.
+ * Every integer is exact; the double operations follow one fixed sequence.
+ */
+#ifndef AURP_LSMIX_H
+#define AURP_LSMIX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aurp.h"
+
+#define LSX_MAX_K 16          /* spectral lags */
+#define LSX_PREV 3            /* pixels of the row above: n-1, n, n+1 */
+#define LSX_EXTRA 3           /* column means A and B, the constant */
+#define LSX_MAX_D (LSX_MAX_K + LSX_PREV + LSX_EXTRA)
+#define LSX_MAX_Z (LSX_MAX_D + 1) /* regressors and the target */
+#define LSX_MAX_M 17          /* training window, odd */
+#define LSX_CM_A_SHIFT 4      /* column mean A moves 1/16 of the way each row */
+#define LSX_CM_B_SHIFT 2      /* column mean B: 1/4 */
+#define LSX_COLERR_SHIFT 3    /* the column error level: 1/8 */
+#define LSX_CONST 16          /* value of the constant regressor (Q4 "1") */
+
+/* Stream-level parameters (the image stream header records them). */
+typedef struct {
+    int K;            /* spectral lags, 1..16 */
+    int M;            /* training window in columns, odd 1..17 */
+    int forget_shift; /* training sums lose 2^-f of their weight each row, 1..8 */
+    int ridge_shift;  /* ridge of regressor j: G_jj >> r, 8..40 */
+} lsx_params;
+
+/* floor(v / 2^s) for any sign (>> of a negative value is implementation-defined in C). */
+static inline int32_t lsx_floor_shr(int32_t v, int s)
+{
+    return v >= 0 ? (int32_t)((uint32_t)v >> s) : (int32_t) ~((uint32_t)~v >> s);
+}
+
+/* ---- the LS predictor of one band of columns ------------------------ */
+
+typedef struct {
+    lsx_params p;
+    uint32_t W, c0, c1; /* this band solves columns [c0, c1) */
+    int D, Z, NE;       /* regressors, regressors + target, upper-triangle entries of Z x Z */
+    uint64_t *G;        /* [(c1-c0) * NE] forgetting training sums */
+    uint64_t *pre;      /* [(span + 1) * NE] prefix of one row's outer products */
+    uint64_t *zrow;     /* [span * Z] one row's regressor vectors */
+    double *coef;       /* [(c1-c0) * D] */
+    uint8_t *kused;     /* [(c1-c0)] regressors in use (LDL order) */
+    uint32_t lo, hi;    /* columns whose outer products the window needs */
+} lsx_band;
+
+int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uint32_t c1);
+void lsx_band_free(lsx_band *b);
+
+/* Row m >= 1: adds row m-1 to the training sums (img holds rows m-2 and
+ * m-1 decoded; cm_a/cm_b are the column means before row m-1 joined them)
+ * and solves every column of the band for row m. */
+void lsx_band_prepare(lsx_band *b, const uint16_t *img, uint32_t m, const int32_t *cm_a,
+                      const int32_t *cm_b);
+
+/* The LS prediction (unrounded) of x[m][n], m >= 1, c0 <= n < c1; cur is row m
+ * (columns < n read), prev row m-1; cm_a/cm_b the column means before row m. */
+double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *prev,
+                        const int32_t *cm_a, const int32_t *cm_b, uint32_t n);
+
+/* ---- column means and the blend ------------------------------------- */
+
+/* The per-frame running state of the column means and of the two
+ * predictors' error levels, and the previous row's errors. */
+typedef struct {
+    uint32_t W;
+    int32_t *cm_a, *cm_b;         /* before the current row (Q4) */
+    int32_t *cm_a_prev, *cm_b_prev; /* before the previous row (training uses these) */
+    int32_t *err[2][2];           /* [predictor][row parity] |16x - q16(P)| */
+    int32_t *colerr[2];           /* column error level of each predictor, Q4 */
+} lsx_state;
+
+int lsx_state_init(lsx_state *s, uint32_t W);
+void lsx_state_free(lsx_state *s);
+
+/* The blended prediction of x[m][n] from the two predictions; writes the
+ * blend's error level (the context's second input) to *emin. */
+uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, double p_ls, double p_cm,
+                   int32_t *emin);
+/* Records the errors of both predictors at (m, n) once x is known. */
+void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, double p_ls, double p_cm);
+/* After row m: column error levels and column means take the row in. */
+void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row);
+
+/* The CM prediction of column n (the slow column mean). */
+static inline double lsx_cm_predict(const lsx_state *s, uint32_t n)
+{
+    return (double)s->cm_a[n] * 0.0625;
+}
+
+/* ---- context-adaptive residual coder (ctxcoder.c) ------------------- */
+
+#define CTX_MAX 16            /* contexts */
+#define CTX_TOKENS 64         /* hybrid-integer tokens of |e| <= 65535 */
+#define CTX_PROB_BITS 15      /* token frequencies sum to 2^15 */
+#define CTX_HALVE_AT (1u << 16)
+
+/* The context of a pixel: from the local residual activity and the blend's
+ * error level, against the frame's thresholds (thr[0..nctx-2], increasing). */
+int ctx_of(uint32_t act16, const uint32_t *thr, int nctx);
+/* Default thresholds: the contexts are half-octaves of activity. */
+void ctx_default_thresholds(uint32_t *thr, int nctx);
+
+/* Token of |e| and its raw low bits. */
+static inline int ctx_token(uint32_t v, int *nraw)
+{
+    if (v < 16) {
+        *nraw = 0;
+        return (int)v;
+    }
+    int nb = 31 - __builtin_clz(v);
+    *nraw = nb - 2;
+    return 16 + (nb - 4) * 4 + (int)((v >> (nb - 2)) & 3);
+}
+/* Smallest |e| of a token and its raw bit count. */
+static inline uint32_t ctx_token_base(int t, int *nraw)
+{
+    if (t < 16) {
+        *nraw = 0;
+        return (uint32_t)t;
+    }
+    int nb = (t - 16) / 4 + 4;
+    *nraw = nb - 2;
+    return (uint32_t)(4 + ((t - 16) & 3)) << (nb - 2);
+}
+
+/* Adaptive token statistics: counts per context, refreshed into rANS
+ * tables at fixed pixel indices (ctx_refresh_due). */
+typedef struct {
+    int nctx;
+    uint32_t count[CTX_MAX][CTX_TOKENS];
+    uint32_t freq[CTX_MAX][CTX_TOKENS];
+    uint32_t cum[CTX_MAX][CTX_TOKENS + 1];
+} ctx_model;
+
+void ctx_model_init(ctx_model *cm, int nctx);
+/* True when the tables are rebuilt before pixel p (raster index). */
+static inline int ctx_refresh_due(uint64_t p)
+{
+    return p != 0 && ((p & 1023) == 0 || (p < 1024 && (p & 127) == 0));
+}
+void ctx_model_refresh(ctx_model *cm);
+static inline void ctx_model_count(ctx_model *cm, int ctx, int tok) { cm->count[ctx][tok]++; }
+
+/* One rANS symbol: cum/freq out of 2^bits. */
+typedef struct {
+    uint32_t cum, freq;
+    uint8_t bits;
+} ctx_sym;
+
+/* Appends the symbols of residual e in context ctx (token, raw bits, sign). */
+int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, ctx_sym *out);
+
+/* rANS with per-symbol precision, as the paper profile's byte-wise coder. */
+size_t ctx_rans_encode(const ctx_sym *sym, size_t n, uint8_t *out, size_t cap);
+
+typedef struct {
+    const uint8_t *in;
+    size_t len, pos;
+    uint32_t x;
+} ctx_rans_dec;
+
+int ctx_rans_dec_init(ctx_rans_dec *d, const uint8_t *in, size_t len);
+/* Decodes one residual in context ctx; -1 when the stream is corrupt. */
+int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *e);
+/* 0 when the segment ended exactly where it should. */
+int ctx_rans_dec_finish(const ctx_rans_dec *d);
+
+/* ---- the profile's codec (lsmix_codec.c) ---------------------------- */
+
+aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p,
+                             int threads, uint8_t *out, size_t cap, size_t *out_len,
+                             aurp_error *err);
+aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint32_t H,
+                             int threads, uint16_t *u, aurp_error *err);
+
+#endif

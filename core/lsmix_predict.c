@@ -1,0 +1,247 @@
+/* The lsmix predictor (docs/FORMAT.md 3.2): training sums, ridge solve, the
+ * LS and column-mean predictions and their blend.  Every floating-point
+ * operation here is part of the format; build with -ffp-contract=off. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lsmix.h"
+#include "predict.h"
+
+/* ---- regressors --------------------------------------------------------- */
+
+static inline uint64_t px_at(const uint16_t *row, uint32_t W, int64_t q)
+{
+    return (row && q >= 0 && q < (int64_t)W) ? row[q] : 0;
+}
+
+/* The regressor vector of pixel (i, n): K spectral lags of row i, three
+ * pixels of row i-1, the two column means before row i, the constant; then
+ * the target x[i][n] when with_target. */
+static void regressors(const lsx_params *p, uint32_t W, const uint16_t *cur, const uint16_t *prev,
+                       const int32_t *cm_a, const int32_t *cm_b, uint32_t n, uint64_t *z)
+{
+    int j = 0;
+    for (int k = 0; k < p->K; k++) z[j++] = px_at(cur, W, (int64_t)n - 1 - k);
+    for (int d = -1; d <= 1; d++) z[j++] = px_at(prev, W, (int64_t)n + d);
+    z[j++] = (uint64_t)cm_a[n];
+    z[j++] = (uint64_t)cm_b[n];
+    z[j++] = LSX_CONST;
+}
+
+/* ---- one band's training sums and solve ------------------------------ */
+
+int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uint32_t c1)
+{
+    memset(b, 0, sizeof *b);
+    if (p->K < 1 || p->K > LSX_MAX_K || p->M < 1 || p->M > LSX_MAX_M || !(p->M & 1) ||
+        c0 >= c1 || c1 > W)
+        return -1;
+    b->p = *p;
+    b->W = W;
+    b->c0 = c0;
+    b->c1 = c1;
+    b->D = p->K + LSX_PREV + LSX_EXTRA;
+    b->Z = b->D + 1;
+    b->NE = b->Z * (b->Z + 1) / 2;
+    uint32_t R = (uint32_t)(p->M - 1) / 2;
+    b->lo = c0 > R ? c0 - R : 0;
+    b->hi = c1 + R < W ? c1 + R : W;
+    size_t span = b->hi - b->lo, cols = c1 - c0;
+    b->G = calloc(cols * (size_t)b->NE, sizeof *b->G);
+    b->pre = calloc((span + 1) * (size_t)b->NE, sizeof *b->pre);
+    b->zrow = calloc(span * (size_t)b->Z, sizeof *b->zrow);
+    b->coef = calloc(cols * (size_t)b->D, sizeof *b->coef);
+    b->kused = calloc(cols, 1);
+    if (!b->G || !b->pre || !b->zrow || !b->coef || !b->kused) {
+        lsx_band_free(b);
+        return -1;
+    }
+    return 0;
+}
+
+void lsx_band_free(lsx_band *b)
+{
+    free(b->G);
+    free(b->pre);
+    free(b->zrow);
+    free(b->coef);
+    free(b->kused);
+    memset(b, 0, sizeof *b);
+}
+
+/* Adds row i = m-1 to G: G <- G - round(G / 2^f) + (window sum of z z^T). */
+static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const int32_t *cm_a,
+                             const int32_t *cm_b)
+{
+    const uint32_t W = b->W, i = m - 1;
+    const int Z = b->Z, NE = b->NE;
+    const uint16_t *cur = img + (size_t)i * W;
+    const uint16_t *prev = i ? cur - W : NULL;
+    const size_t span = b->hi - b->lo;
+    for (size_t t = 0; t < span; t++) {
+        uint64_t *z = b->zrow + t * (size_t)Z;
+        uint32_t n = b->lo + (uint32_t)t;
+        regressors(&b->p, W, cur, prev, cm_a, cm_b, n, z);
+        z[Z - 1] = cur[n];
+    }
+    /* prefix over the columns of the outer products (mod 2^64; every
+     * window difference is a true sum < 2^53) */
+    uint64_t *pre = b->pre;
+    memset(pre, 0, (size_t)NE * sizeof *pre);
+    for (size_t t = 0; t < span; t++) {
+        const uint64_t *z = b->zrow + t * (size_t)Z;
+        const uint64_t *a = pre + t * (size_t)NE;
+        uint64_t *o = pre + (t + 1) * (size_t)NE;
+        int e = 0;
+        for (int r = 0; r < Z; r++)
+            for (int s = r; s < Z; s++, e++) o[e] = a[e] + z[r] * z[s];
+    }
+    const uint32_t R = (uint32_t)(b->p.M - 1) / 2;
+    const int f = b->p.forget_shift;
+    const uint64_t half = (uint64_t)1 << (f - 1);
+    for (uint32_t n = b->c0; n < b->c1; n++) {
+        uint32_t w0 = n > R ? n - R : 0, w1 = n + R + 1 < W ? n + R + 1 : W;
+        const uint64_t *ph = pre + (size_t)(w1 - b->lo) * NE, *pl = pre + (size_t)(w0 - b->lo) * NE;
+        uint64_t *g = b->G + (size_t)(n - b->c0) * NE;
+        for (int e = 0; e < NE; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
+    }
+}
+
+/* The ridge solve of one column: the regressor block of G plus G_jj >> r on
+ * the diagonal, solved by the paper profile's LDL^T (aurp_solve_ldl). */
+static void solve_column(lsx_band *b, uint32_t n)
+{
+    const int D = b->D, Z = b->Z;
+    const uint64_t *g = b->G + (size_t)(n - b->c0) * b->NE;
+    uint64_t A[LSX_MAX_D * LSX_MAX_D], h[LSX_MAX_D];
+    int e = 0;
+    for (int r = 0; r < Z; r++)
+        for (int s = r; s < Z; s++, e++) {
+            if (s < D) A[r * D + s] = g[e];
+            else h[r] = g[e];
+        }
+    /* the ridge of each regressor in proportion to its own energy: the same
+     * shrinkage whatever the regressor's scale */
+    for (int r = 0; r < D; r++) A[r * D + r] += A[r * D + r] >> b->p.ridge_shift;
+    double *a = b->coef + (size_t)(n - b->c0) * D;
+    b->kused[n - b->c0] = (uint8_t)aurp_solve_ldl(D, A, h, a);
+}
+
+void lsx_band_prepare(lsx_band *b, const uint16_t *img, uint32_t m, const int32_t *cm_a,
+                      const int32_t *cm_b)
+{
+    if (m == 0) return;
+    add_training_row(b, img, m, cm_a, cm_b);
+    for (uint32_t n = b->c0; n < b->c1; n++) solve_column(b, n);
+}
+
+double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *prev,
+                        const int32_t *cm_a, const int32_t *cm_b, uint32_t n)
+{
+    uint64_t z[LSX_MAX_Z];
+    regressors(&b->p, b->W, cur, prev, cm_a, cm_b, n, z);
+    const double *a = b->coef + (size_t)(n - b->c0) * b->D;
+    int k = b->kused[n - b->c0];
+    double v = 0.0;
+    for (int r = 0; r < k; r++) v = v + a[r] * (double)z[r];
+    return v;
+}
+
+/* ---- column means, error levels, blend ------------------------------ */
+
+int lsx_state_init(lsx_state *s, uint32_t W)
+{
+    memset(s, 0, sizeof *s);
+    s->W = W;
+    int32_t **arrays[] = {&s->cm_a, &s->cm_b, &s->cm_a_prev, &s->cm_b_prev, &s->err[0][0],
+                          &s->err[0][1], &s->err[1][0], &s->err[1][1], &s->colerr[0],
+                          &s->colerr[1]};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+        *arrays[i] = calloc(W, sizeof(int32_t));
+        if (!*arrays[i]) {
+            lsx_state_free(s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void lsx_state_free(lsx_state *s)
+{
+    free(s->cm_a);
+    free(s->cm_b);
+    free(s->cm_a_prev);
+    free(s->cm_b_prev);
+    for (int k = 0; k < 2; k++) {
+        free(s->err[k][0]);
+        free(s->err[k][1]);
+        free(s->colerr[k]);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* A prediction in Q4, rounded and clamped to [0, 16 * 65535]. */
+static int32_t q16(double p)
+{
+    double t = p * 16.0 + 0.5;
+    if (!(t > 0.0)) return 0;
+    if (t >= 1048560.0) return 1048560;
+    return (int32_t)t;
+}
+
+/* The error level of predictor k at (m, n): its errors at W, N, NW, NE
+ * plus four times its column error level (Q4). */
+static int32_t error_level(const lsx_state *s, int k, uint32_t m, uint32_t n)
+{
+    const int32_t *cur = s->err[k][m & 1], *up = s->err[k][(m + 1) & 1];
+    int32_t e = 4 * s->colerr[k][n];
+    if (n > 0) e += cur[n - 1];
+    if (m > 0) {
+        e += up[n];
+        if (n > 0) e += up[n - 1];
+        if (n + 1 < s->W) e += up[n + 1];
+    }
+    return e;
+}
+
+uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, double p_ls, double p_cm,
+                   int32_t *emin)
+{
+    int32_t e0 = error_level(s, 0, m, n), e1 = error_level(s, 1, m, n);
+    *emin = e0 < e1 ? e0 : e1;
+    double t0 = (double)e0 * 0.0625 + 1.0, t1 = (double)e1 * 0.0625 + 1.0;
+    double w0 = 1.0 / (t0 * t0 * t0), w1 = 1.0 / (t1 * t1 * t1);
+    double num = w0 * p_ls;
+    num = num + w1 * p_cm;
+    return aurp_round_clamp(num / (w0 + w1));
+}
+
+void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, double p_ls, double p_cm)
+{
+    int32_t x16 = (int32_t)x * 16;
+    int32_t d0 = x16 - q16(p_ls), d1 = x16 - q16(p_cm);
+    s->err[0][m & 1][n] = d0 < 0 ? -d0 : d0;
+    s->err[1][m & 1][n] = d1 < 0 ? -d1 : d1;
+}
+
+void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
+{
+    for (int k = 0; k < 2; k++) {
+        const int32_t *e = s->err[k][m & 1];
+        int32_t *c = s->colerr[k];
+        for (uint32_t n = 0; n < s->W; n++)
+            c[n] = m == 0 ? e[n] : c[n] + lsx_floor_shr(e[n] - c[n] + (1 << (LSX_COLERR_SHIFT - 1)), LSX_COLERR_SHIFT);
+    }
+    int32_t *t = s->cm_a_prev;
+    s->cm_a_prev = s->cm_a;
+    s->cm_a = t;
+    t = s->cm_b_prev;
+    s->cm_b_prev = s->cm_b;
+    s->cm_b = t;
+    for (uint32_t n = 0; n < s->W; n++) {
+        int32_t x16 = (int32_t)row[n] * 16;
+        int32_t a = s->cm_a_prev[n], b = s->cm_b_prev[n];
+        s->cm_a[n] = m == 0 ? x16 : a + lsx_floor_shr(x16 - a + (1 << (LSX_CM_A_SHIFT - 1)), LSX_CM_A_SHIFT);
+        s->cm_b[n] = m == 0 ? x16 : b + lsx_floor_shr(x16 - b + (1 << (LSX_CM_B_SHIFT - 1)), LSX_CM_B_SHIFT);
+    }
+}
