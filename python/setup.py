@@ -1,4 +1,4 @@
-"""The aurorapack Python package (docs/PYTHON.md).
+"""The aurorapack Python package (docs/LIBRARY.md).
 
     make lib                 # builds build/lib/libaurorapack.so.1
     pip install ./python     # no network: setuptools, numpy, astropy from Debian

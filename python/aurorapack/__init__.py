@@ -269,7 +269,8 @@ def info(path: PathLike) -> Dict[str, Any]:
             if c.method == 2:
                 px = c.width * c.height
                 d.update(width=c.width, height=c.height,
-                         profile="paper" if c.profile == 1 else str(c.profile), N=c.order,
+                         profile=(_lib.aurp_profile_name(c.profile) or str(c.profile).encode()).decode(),
+                         N=c.order,
                          M=c.equations, T=c.threshold, t_lo=c.t_lo, t_hi=c.t_hi,
                          escapes=c.escapes, bpp=round(8.0 * c.enc_len / px, 4) if px else 0.0)
             chunks.append(d)
@@ -290,13 +291,15 @@ def info(path: PathLike) -> Dict[str, Any]:
     return result
 
 
-def pack(path: PathLike, out: Optional[PathLike] = None, *, order: int = 11, equations: int = 7,
-         threshold: int = 13, threads: Optional[int] = None, any: bool = False,
-         force: bool = False) -> Path:
+def pack(path: PathLike, out: Optional[PathLike] = None, *, order: Optional[int] = None,
+         equations: Optional[int] = None, threshold: Optional[int] = None,
+         profile: Optional[str] = None, threads: Optional[int] = None,
+         any: bool = False, force: bool = False) -> Path:
     """Packs a FITS file into ``FILE.aurp`` (or ``out``), as ``aurorapack pack``.
 
-    ``order`` (N), ``equations`` (M) and ``threshold`` (T) are the codec's
-    parameters (the defaults are the paper's).  A file that is not FITS
+    ``profile`` is a profile name as ``--profile`` takes (None: the
+    library's default profile); ``order`` (N), ``equations`` (M) and
+    ``threshold`` (T) override that profile's defaults, as -N -M -T.  A file that is not FITS
     raises :class:`NotFitsError` unless ``any=True``, which packs it with
     the general-purpose coder.  Returns the path written.
     """
@@ -305,7 +308,13 @@ def pack(path: PathLike, out: Optional[PathLike] = None, *, order: int = 11, equ
     data = _read_bytes(path)
     params = _lib.Params()
     _lib.aurp_params_default(ctypes.byref(params))
-    params.order, params.equations, params.threshold = order, equations, threshold
+    if profile is not None:
+        pid = _lib.aurp_profile_from_name(profile.encode())
+        if not pid or _lib.aurp_params_for_profile(ctypes.byref(params), pid) != 0:
+            raise AurorapackError(path, f"unknown profile {profile!r}", "bad parameter")
+    for name, value in (("order", order), ("equations", equations), ("threshold", threshold)):
+        if value is not None:
+            setattr(params, name, value)
     outp, outlen = ctypes.c_void_p(), ctypes.c_size_t(0)
     layout, err = _lib.Layout(), _lib.Error()
     st = _lib.aurorapack_pack(data, len(data), ctypes.byref(params), _threads(threads), int(any),

@@ -92,6 +92,10 @@ aurp_unpack_chunks = _decl("aurp_unpack_chunks", ctypes.c_int, _u8p, _sz, ctypes
 aurp_inspect_partial = _decl("aurp_inspect_partial", ctypes.c_int, _u8p, _sz,
                              ctypes.POINTER(Info), ctypes.POINTER(Damage), ctypes.POINTER(Error))
 aurp_info_free = _decl("aurp_info_free", None, ctypes.POINTER(Info))
+aurp_params_for_profile = _decl("aurp_params_for_profile", ctypes.c_int, ctypes.POINTER(Params),
+                                ctypes.c_int)
+aurp_profile_name = _decl("aurp_profile_name", ctypes.c_char_p, ctypes.c_int)
+aurp_profile_from_name = _decl("aurp_profile_from_name", ctypes.c_int, ctypes.c_char_p)
 aurorapack_version = _decl("aurorapack_version", ctypes.c_char_p)
 aurorapack_pack = _decl("aurorapack_pack", ctypes.c_int, _u8p, _sz, ctypes.POINTER(Params),
                         ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p),

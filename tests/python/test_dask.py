@@ -40,7 +40,7 @@ def test_stack_on_a_local_cluster_equals_reading_one_by_one(night, client):
     want = np.stack([aurorapack.read(p) for p in night])
     got = arr.compute()
     assert np.array_equal(got, want)
-    # the worked example of docs/PYTHON.md: the mean spectrum per column over the night
+    # the worked example of docs/LIBRARY.md: the mean spectrum per column over the night
     mean_spectrum = arr.mean(axis=(0, 1)).compute()
     assert np.allclose(mean_spectrum, want.mean(axis=(0, 1)))
     # the frames were decoded in the workers' processes, not here

@@ -75,7 +75,8 @@ def test_unpack_verify_info_pack_as_the_cli(tmp_path, aurorapack_cli):
                                      check=True, capture_output=True, text=True).stdout)[0]
     assert info == want
     assert info["chunks"][1]["width"] == 200 and info["chunks"][1]["height"] == 40
-    other = aurorapack.pack(src, tmp_path / "n4.aurp", order=4, equations=2, threshold=0)
+    other = aurorapack.pack(src, tmp_path / "n4.aurp", order=4, equations=2, threshold=0,
+                            profile="paper")
     assert aurorapack.info(other)["chunks"][1]["N"] == 4
     assert aurorapack.unpack_bytes(other.read_bytes()) == original
 
