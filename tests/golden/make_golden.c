@@ -1,7 +1,7 @@
 /* Writes the golden streams of tests/golden/ (run once, by generate.sh):
  * for each case the original (NAME.orig), its .aurp (NAME.aurp), and a line
- * of MANIFEST: name, region (offset width height, or 0 0 0), N M T, and the
- * XXH3-64 of the original.  test_core_golden decodes every stream and
+ * of MANIFEST: name, profile, region (offset width height, or 0 0 0), N M T,
+ * and the XXH3-64 of the original.  test_core_golden decodes every stream and
  * re-encodes every original: a change to the format or to any arithmetic
  * shows up as a difference.
  *
@@ -29,9 +29,10 @@ static int write_file(const char *name, const char *ext, const uint8_t *b, size_
     return 0;
 }
 
-static int emit(const char *name, const uint8_t *src, size_t n, const aurp_region *r, int N, int M, int T)
+static int emit(const char *name, int profile, const uint8_t *src, size_t n, const aurp_region *r, int N,
+                int M, int T)
 {
-    aurp_params p = {AURP_PROFILE_PAPER, N, M, T};
+    aurp_params p = {profile, N, M, T};
     size_t cap = aurp_pack_bound(n), len;
     uint8_t *out = malloc(cap);
     aurp_error err = {{0}};
@@ -40,7 +41,8 @@ static int emit(const char *name, const uint8_t *src, size_t n, const aurp_regio
         return 1;
     }
     int rc = write_file(name, ".orig", src, n) | write_file(name, ".aurp", out, len);
-    fprintf(manifest, "%s %llu %u %u %d %d %d %016llx\n", name, r ? (unsigned long long)r->offset : 0ull,
+    fprintf(manifest, "%s %s %llu %u %u %d %d %d %016llx\n", name, aurp_profile_name(profile),
+            r ? (unsigned long long)r->offset : 0ull,
             r ? r->width : 0, r ? r->height : 0, N, M, T, (unsigned long long)aurp_checksum(src, n));
     printf("%-12s %6zu -> %6zu bytes\n", name, n, len);
     free(out);
@@ -87,20 +89,38 @@ int main(int argc, char **argv)
     size_t n;
     uint8_t *f = fitslike(CORE_FRAME_SPECTRUM, 96, 40, 1, &n);
     aurp_region r = {2880, 96, 40};
-    rc |= emit("spectrum", f, n, &r, 11, 7, 13);
+    rc |= emit("spectrum", AURP_PROFILE_PAPER, f, n, &r, 11, 7, 13);
     free(f);
     f = fitslike(CORE_FRAME_DEGENERATE, 37, 23, 2, &n);
     r = (aurp_region){2880, 37, 23};
-    rc |= emit("degenerate", f, n, &r, 5, 3, 0);
+    rc |= emit("degenerate", AURP_PROFILE_PAPER, f, n, &r, 5, 3, 0);
     free(f);
     f = fitslike(CORE_FRAME_SPECTRUM, 50, 20, 3, &n);
     r = (aurp_region){2880, 50, 20};
-    rc |= emit("order32", f, n, &r, 32, 16, 1);
+    rc |= emit("order32", AURP_PROFILE_PAPER, f, n, &r, 32, 16, 1);
     free(f);
     f = fitslike(CORE_FRAME_NOISE, 16, 16, 4, &n); /* noise: the image chunk is stored */
     r = (aurp_region){2880, 16, 16};
-    rc |= emit("stored", f, n, &r, 11, 7, 13);
-    rc |= emit("general", f, 2880, NULL, 11, 7, 13); /* bytes only */
+    rc |= emit("stored", AURP_PROFILE_PAPER, f, n, &r, 11, 7, 13);
+    rc |= emit("general", AURP_PROFILE_PAPER, f, 2880, NULL, 11, 7, 13); /* bytes only */
+    free(f);
+    /* the lsmix profile: a spectrum, singular systems, the smallest image,
+     * more pixels than one table refresh block */
+    f = fitslike(CORE_FRAME_SPECTRUM, 96, 40, 1, &n);
+    r = (aurp_region){2880, 96, 40};
+    rc |= emit("lsmix_spectrum", AURP_PROFILE_LSMIX, f, n, &r, 6, 9, 0);
+    free(f);
+    f = fitslike(CORE_FRAME_DEGENERATE, 37, 23, 2, &n);
+    r = (aurp_region){2880, 37, 23};
+    rc |= emit("lsmix_degenerate", AURP_PROFILE_LSMIX, f, n, &r, 16, 17, 0);
+    free(f);
+    f = fitslike(CORE_FRAME_SPECTRUM, 1, 1, 5, &n);
+    r = (aurp_region){2880, 1, 1};
+    rc |= emit("lsmix_1x1", AURP_PROFILE_LSMIX, f, n, &r, 6, 9, 0);
+    free(f);
+    f = fitslike(CORE_FRAME_SPECTRUM, 200, 100, 6, &n);
+    r = (aurp_region){2880, 200, 100};
+    rc |= emit("lsmix_20000px", AURP_PROFILE_LSMIX, f, n, &r, 1, 3, 0);
     free(f);
     if (argc > 2) { /* 16 rows of a real frame */
         size_t len;
@@ -111,7 +131,8 @@ int main(int argc, char **argv)
             return 1;
         }
         tr.height = 16;
-        rc |= emit("trex16", t, (size_t)tr.offset + 2 * (size_t)tr.width * 16, &tr, 11, 7, 13);
+        rc |= emit("trex16", AURP_PROFILE_PAPER, t, (size_t)tr.offset + 2 * (size_t)tr.width * 16, &tr, 11, 7, 13);
+        rc |= emit("lsmix_trex16", AURP_PROFILE_LSMIX, t, (size_t)tr.offset + 2 * (size_t)tr.width * 16, &tr, 6, 9, 0);
         free(t);
     }
     fclose(manifest);

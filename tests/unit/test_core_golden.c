@@ -31,11 +31,15 @@ Test(core_golden, streams_decode_and_reencode_identically)
     snprintf(mpath, sizeof mpath, "%s/MANIFEST", golden_dir());
     FILE *m = fopen(mpath, "r");
     cr_assert(m, "%s: cannot open (run from the repository root or set AURP_GOLDEN_DIR)", mpath);
-    char name[64];
+    char name[64], profile[16];
     unsigned long long off, sum;
     unsigned w, h;
     int N, M, T, cases = 0;
-    while (fscanf(m, "%63s %llu %u %u %d %d %d %llx", name, &off, &w, &h, &N, &M, &T, &sum) == 8) {
+    int seen[3] = {0};
+    while (fscanf(m, "%63s %15s %llu %u %u %d %d %d %llx", name, profile, &off, &w, &h, &N, &M, &T, &sum) == 9) {
+        int prof = aurp_profile_from_name(profile);
+        cr_assert(prof > 0 && prof < 3, "%s: unknown profile %s", name, profile);
+        seen[prof]++;
         size_t olen, plen, blen;
         uint8_t *orig = load(name, ".orig", &olen), *packed = load(name, ".aurp", &plen);
         cr_assert_eq(aurp_checksum(orig, olen), sum, "%s.orig does not match its MANIFEST checksum", name);
@@ -47,7 +51,7 @@ Test(core_golden, streams_decode_and_reencode_identically)
             cr_assert(blen == olen && memcmp(back, orig, olen) == 0, "%s: decodes to other bytes", name);
         }
         aurp_region r = {off, w, h};
-        aurp_params p = {AURP_PROFILE_PAPER, N, M, T};
+        aurp_params p = {prof, N, M, T};
         size_t cap = aurp_pack_bound(olen), len;
         uint8_t *again = malloc(cap);
         cr_assert_eq(aurp_pack(orig, olen, &r, w ? 1 : 0, &p, NULL, 2, again, cap, &len, &err), AURP_OK,
@@ -63,5 +67,7 @@ Test(core_golden, streams_decode_and_reencode_identically)
         cases++;
     }
     fclose(m);
-    cr_assert_geq(cases, 5, "only %d golden cases in %s", cases, mpath);
+    cr_assert_geq(cases, 9, "only %d golden cases in %s", cases, mpath);
+    cr_assert(seen[AURP_PROFILE_PAPER] >= 5 && seen[AURP_PROFILE_LSMIX] >= 4, "golden cases: %d paper, %d lsmix",
+              seen[AURP_PROFILE_PAPER], seen[AURP_PROFILE_LSMIX]);
 }

@@ -32,11 +32,11 @@ static uint8_t *roundtrip(const uint16_t *u, uint32_t w, uint32_t h, const aurp_
     return s;
 }
 
-static void check(core_frame_kind kind, uint32_t w, uint32_t h, int N, int M, int T)
+static void check_profile(int profile, core_frame_kind kind, uint32_t w, uint32_t h, int N, int M, int T)
 {
     uint16_t *u = malloc((size_t)w * h * 2);
     core_frame_make(kind, w, h, (uint64_t)w * 31 + h, u);
-    aurp_params p = {AURP_PROFILE_PAPER, N, M, T};
+    aurp_params p = {profile, N, M, T};
     size_t l1, l2;
     uint8_t *a = roundtrip(u, w, h, &p, 1, 1, &l1);
     uint8_t *b = roundtrip(u, w, h, &p, 3, 2, &l2);
@@ -44,6 +44,18 @@ static void check(core_frame_kind kind, uint32_t w, uint32_t h, int N, int M, in
     free(a);
     free(b);
     free(u);
+}
+
+/* The paper profile with N, M, T. */
+static void check(core_frame_kind kind, uint32_t w, uint32_t h, int N, int M, int T)
+{
+    check_profile(AURP_PROFILE_PAPER, kind, w, h, N, M, T);
+}
+
+/* The lsmix profile with K spectral lags and a window of M columns. */
+static void check_lsmix(core_frame_kind kind, uint32_t w, uint32_t h, int K, int M)
+{
+    check_profile(AURP_PROFILE_LSMIX, kind, w, h, K, M, 0);
 }
 
 Test(core_roundtrip, tiny_sizes)
@@ -134,6 +146,106 @@ Test(core_roundtrip, kast_shape_2112x350, .timeout = 300)
     check(CORE_FRAME_SPECTRUM, 2112, 350, 11, 7, 13);
 }
 
+/* ---- the lsmix profile ------------------------------------------------ */
+
+Test(lsmix_roundtrip, tiny_sizes)
+{
+    static const uint32_t sides[] = {1, 2, 3, 5, 12, 13};
+    for (size_t i = 0; i < 6; i++)
+        for (size_t j = 0; j < 6; j++) {
+            check_lsmix(CORE_FRAME_NOISE, sides[i], sides[j], 6, 9);
+            check_lsmix(CORE_FRAME_SPECTRUM, sides[i], sides[j], 1, 1);
+            check_lsmix(CORE_FRAME_DEGENERATE, sides[i], sides[j], 16, 17);
+        }
+}
+
+Test(lsmix_roundtrip, strips)
+{
+    check_lsmix(CORE_FRAME_SPECTRUM, 1, 700, 6, 9);
+    check_lsmix(CORE_FRAME_SPECTRUM, 700, 1, 6, 9);
+    check_lsmix(CORE_FRAME_NOISE, 1, 5000, 6, 9);
+    check_lsmix(CORE_FRAME_NOISE, 5000, 1, 6, 9);
+    check_lsmix(CORE_FRAME_SPECTRUM, 2, 3000, 16, 17);
+}
+
+Test(lsmix_roundtrip, sizes_around_K_and_the_window)
+{
+    static const int KM[][2] = {{6, 9}, {3, 3}, {1, 1}, {16, 17}};
+    for (int k = 0; k < 4; k++) {
+        int K = KM[k][0], M = KM[k][1];
+        for (int dw = -1; dw <= 1; dw++)
+            for (int base = K; base <= K + M; base += M) {
+                uint32_t w = (uint32_t)(base + dw) < 1 ? 1 : (uint32_t)(base + dw);
+                check_lsmix(CORE_FRAME_SPECTRUM, w, 9, K, M);
+                check_lsmix(CORE_FRAME_DEGENERATE, w, 9, K, M);
+            }
+    }
+}
+
+Test(lsmix_roundtrip, constant_and_extreme)
+{
+    check_lsmix(CORE_FRAME_CONST0, 64, 48, 6, 9);
+    check_lsmix(CORE_FRAME_CONST65535, 64, 48, 6, 9);
+    check_lsmix(CORE_FRAME_CHECKER, 64, 48, 6, 9);
+    check_lsmix(CORE_FRAME_NOISE, 97, 61, 6, 9);
+    check_lsmix(CORE_FRAME_DEGENERATE, 97, 61, 6, 9);
+    check_lsmix(CORE_FRAME_CHECKER, 97, 61, 16, 1);
+}
+
+Test(lsmix_roundtrip, lags_and_windows)
+{
+    for (int K = 1; K <= 16; K += (K < 4 ? 1 : 5))
+        for (int M = 1; M <= 17; M += (M < 5 ? 2 : 6))
+            check_lsmix(CORE_FRAME_SPECTRUM, 67, 23, K, M);
+}
+
+Test(lsmix_roundtrip, threads_give_identical_bytes)
+{
+    uint32_t w = 300, h = 50;
+    uint16_t *u = malloc((size_t)w * h * 2);
+    core_frame_make(CORE_FRAME_SPECTRUM, w, h, 7, u);
+    aurp_params p;
+    cr_assert_eq(aurp_params_for_profile(&p, AURP_PROFILE_LSMIX), 0);
+    size_t l0;
+    uint8_t *ref = roundtrip(u, w, h, &p, 1, 1, &l0);
+    for (int t = 2; t <= 5; t++) {
+        size_t l;
+        uint8_t *s = roundtrip(u, w, h, &p, t, t, &l);
+        cr_assert(l == l0 && memcmp(s, ref, l) == 0, "threads=%d changed the stream", t);
+        free(s);
+    }
+    free(ref);
+    free(u);
+}
+
+/* Several segments and many table refreshes. */
+Test(lsmix_roundtrip, station_frame_1024, .timeout = 300)
+{
+    check_lsmix(CORE_FRAME_SPECTRUM, 1024, 1024, 6, 9);
+}
+
+Test(lsmix_roundtrip, kast_shape_2112x350, .timeout = 300)
+{
+    check_lsmix(CORE_FRAME_SPECTRUM, 2112, 350, 6, 9);
+}
+
+/* What the profile is for: on a spectrum it is smaller than the paper's. */
+Test(lsmix_roundtrip, smaller_than_the_paper_profile_on_a_spectrum, .timeout = 300)
+{
+    uint32_t w = 512, h = 256;
+    uint16_t *u = malloc((size_t)w * h * 2);
+    core_frame_make(CORE_FRAME_SPECTRUM, w, h, 21, u);
+    aurp_params paper, lsmix;
+    aurp_params_for_profile(&paper, AURP_PROFILE_PAPER);
+    aurp_params_for_profile(&lsmix, AURP_PROFILE_LSMIX);
+    size_t lp, ll;
+    uint8_t *a = roundtrip(u, w, h, &paper, 2, 2, &lp), *b = roundtrip(u, w, h, &lsmix, 2, 2, &ll);
+    cr_assert_lt(ll, lp, "lsmix %zu bytes, paper %zu", ll, lp);
+    free(a);
+    free(b);
+    free(u);
+}
+
 /* ---- container ------------------------------------------------------ */
 
 static void pack_unpack(const uint8_t *src, size_t n, const aurp_region *r, int nr, int threads,
@@ -188,7 +300,9 @@ Test(core_container, fits_like_file_with_two_images)
     cr_assert_eq(info.chunks[1].method, AURP_CHUNK_IMAGE);
     cr_assert_eq(info.chunks[1].width, w1);
     cr_assert_eq(info.chunks[1].height, h1);
-    cr_assert_eq(info.chunks[1].order, 11);
+    cr_assert_eq(info.chunks[1].profile, AURP_PROFILE_LSMIX);
+    cr_assert_eq(info.chunks[1].order, 6);
+    cr_assert_eq(info.chunks[1].equations, 9);
     cr_assert_eq(info.chunks[3].method, AURP_CHUNK_STORED);
     cr_assert_eq(info.chunks[3].raw_len, 2 * w2 * h2);
     aurp_info_free(&info);
@@ -226,7 +340,7 @@ Test(core_container, rejects_bad_regions)
     aurp_region beyond = {90, 3, 2};
     cr_assert_eq(aurp_pack(src, 100, &beyond, 1, &p, NULL, 1, out, sizeof out, &len, &err), AURP_ERR_PARAM);
     aurp_params bad = p;
-    bad.order = 33;
+    bad.order = 33; /* out of range for every profile */
     cr_assert_eq(aurp_pack(src, 100, NULL, 0, &bad, NULL, 1, out, sizeof out, &len, &err), AURP_ERR_PARAM);
     cr_assert(strstr(err.msg, "33") != NULL, "%s", err.msg);
 }
@@ -234,11 +348,19 @@ Test(core_container, rejects_bad_regions)
 Test(core_container, names)
 {
     cr_assert_str_eq(aurp_profile_name(AURP_PROFILE_PAPER), "paper");
+    cr_assert_str_eq(aurp_profile_name(AURP_PROFILE_LSMIX), "lsmix");
     cr_assert_eq(aurp_profile_from_name("paper"), AURP_PROFILE_PAPER);
+    cr_assert_eq(aurp_profile_from_name("lsmix"), AURP_PROFILE_LSMIX);
     cr_assert_eq(aurp_profile_from_name("jpeg"), 0);
     cr_assert_str_eq(aurp_status_name(AURP_ERR_CHECKSUM), "checksum mismatch");
     aurp_params p;
     aurp_params_default(&p);
+    cr_assert(p.profile == AURP_PROFILE_LSMIX && p.order == 6 && p.equations == 9);
+    cr_assert_eq(aurp_params_check(&p, NULL), AURP_OK);
+    p.equations = 8; /* the window is centred: odd */
+    cr_assert_eq(aurp_params_check(&p, NULL), AURP_ERR_PARAM);
+    cr_assert_eq(aurp_params_for_profile(&p, AURP_PROFILE_PAPER), 0);
     cr_assert(p.order == 11 && p.equations == 7 && p.threshold == 13);
     cr_assert_eq(aurp_params_check(&p, NULL), AURP_OK);
+    cr_assert_eq(aurp_params_for_profile(&p, 99), -1);
 }
