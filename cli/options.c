@@ -107,6 +107,8 @@ int cli_parse(const char *cmd, int argc, char **argv, const char *allowed, cli_o
     optind = 1;
     opterr = 0;
     int ch, idx;
+    /* -N -M -T given on the command line; the rest are the profile's defaults */
+    int N = -1, M = -1, T = -1;
     while ((ch = getopt_long(argc, argv, "+N:M:T:fo:qC:j:", longopts, &idx)) != -1) {
         char need = 0;
         switch (ch) {
@@ -142,24 +144,22 @@ int cli_parse(const char *cmd, int argc, char **argv, const char *allowed, cli_o
         int v;
         switch (ch) {
         case 'N':
-            if (parse_int(cmd, "-N", optarg, 1, 32, &v)) return -1;
-            o->params.order = v;
+            if (parse_int(cmd, "-N", optarg, 1, 32, &N)) return -1;
             break;
         case 'M':
-            if (parse_int(cmd, "-M", optarg, 1, 16, &v)) return -1;
-            o->params.equations = v;
+            if (parse_int(cmd, "-M", optarg, 1, 17, &M)) return -1;
             break;
         case 'T':
-            if (parse_int(cmd, "-T", optarg, 0, 1 << 30, &v)) return -1;
-            o->params.threshold = v;
+            if (parse_int(cmd, "-T", optarg, 0, 1 << 30, &T)) return -1;
             break;
         case O_PROFILE:
             v = aurp_profile_from_name(optarg);
             if (!v) {
-                fprintf(stderr, "aurorapack %s: --profile: unknown profile '%s'\n", cmd, optarg);
+                fprintf(stderr, "aurorapack %s: --profile: unknown profile '%s' (known: lsmix, paper)\n",
+                        cmd, optarg);
                 return -1;
             }
-            o->params.profile = v;
+            aurp_params_for_profile(&o->params, v);
             break;
         case O_THREADS:
             if (parse_int(cmd, "--threads", optarg, 1, 256, &o->threads)) return -1;
@@ -188,6 +188,9 @@ int cli_parse(const char *cmd, int argc, char **argv, const char *allowed, cli_o
         case 'q': o->quiet = 1; break;
         }
     }
+    if (N >= 0) o->params.order = N;
+    if (M >= 0) o->params.equations = M;
+    if (T >= 0) o->params.threshold = T;
     aurp_error err = {{0}};
     if (aurp_params_check(&o->params, &err) != AURP_OK) {
         fprintf(stderr, "aurorapack %s: bad codec parameters: %s\n", cmd, err.msg);
@@ -228,6 +231,11 @@ cli_encoder *cli_encoder_open(const cli_options *o)
     if (!o->use_gpu) return e;
     char why[256] = "";
     int count = aurp_gpu_count(why, sizeof why);
+    if (count > 0 && !aurp_gpu_has_profile(o->params.profile)) {
+        count = 0;
+        snprintf(why, sizeof why, "the GPU encoder does not have profile %s yet",
+                 aurp_profile_name(o->params.profile));
+    }
     if (count <= 0) {
         if (!o->gpu_fallback) {
             fprintf(stderr, "aurorapack: --gpu: no usable GPU: %s (use --cpu, or --gpu-fallback to fall back to the CPU)\n", why);

@@ -19,6 +19,8 @@ void config_defaults(aurorad_config *c)
 {
     memset(c, 0, sizeof *c);
     aurp_params_default(&c->codec);
+    /* order, equations, threshold: -1 until parsed; the profile's defaults otherwise */
+    c->codec.order = c->codec.equations = c->codec.threshold = -1;
     c->gpus = 0;
     c->split = SPLIT_FRAMES; /* docs/GPU.md: more throughput for a backlog, same latency at 15 s */
     c->cpu_workers = -1;
@@ -191,7 +193,7 @@ static int codec_pair(parse_ctx *px, const char *key, yaml_node_t *kn, yaml_node
 {
     if (!strcmp(key, "order")) return get_int(px, vn, "codec.order", 1, 32, &c->codec.order);
     if (!strcmp(key, "equations"))
-        return get_int(px, vn, "codec.equations", 1, 16, &c->codec.equations);
+        return get_int(px, vn, "codec.equations", 1, 17, &c->codec.equations);
     if (!strcmp(key, "threshold"))
         return get_int(px, vn, "codec.threshold", 0, 1 << 30, &c->codec.threshold);
     if (!strcmp(key, "profile")) {
@@ -377,6 +379,11 @@ static int check_whole(parse_ctx *px, yaml_node_t *root, aurorad_config *c)
                 return -1;
             }
         }
+    aurp_params d;
+    aurp_params_for_profile(&d, c->codec.profile);
+    if (c->codec.order < 0) c->codec.order = d.order;
+    if (c->codec.equations < 0) c->codec.equations = d.equations;
+    if (c->codec.threshold < 0) c->codec.threshold = d.threshold;
     aurp_error e;
     if (aurp_params_check(&c->codec, &e) != AURP_OK)
         return fail_at(px, root, "codec: %s", e.msg);

@@ -146,7 +146,8 @@ static aurp_status encode(worker *wk, const uint8_t *data, size_t len, const fra
 {
     const aurorad_config *c = &wk->owner->cfg;
     int64_t now = mono_ns();
-    if (wk->gpu && now >= wk->gpu_down_until) {
+    /* a profile the GPU encoder lacks (a reload may bring one) is packed on the CPU */
+    if (wk->gpu && aurp_gpu_has_profile(c->codec.profile) && now >= wk->gpu_down_until) {
         bool fits = true;
         for (int i = 0; i < lay->nregions; i++)
             if (lay->regions[i].width > AURP_GPU_MAX_SIDE || lay->regions[i].height > AURP_GPU_MAX_SIDE)
@@ -463,6 +464,11 @@ static int cpu_count(void)
 static int open_gpus(const aurorad_config *c, aurp_gpu **handles)
 {
     if (c->gpus == 0) return 0;
+    if (!aurp_gpu_has_profile(c->codec.profile)) {
+        log_msg(LOG_NOTICE, "gpu_profile_cpu", "the GPU encoder does not have profile %s yet: "
+                "every frame is packed on the CPU", aurp_profile_name(c->codec.profile));
+        return 0;
+    }
     char why[256] = "";
     int have = aurp_gpu_count(why, sizeof why);
     int want = c->gpus;

@@ -41,6 +41,10 @@ aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_t width, ui
                             const aurp_params *p, uint8_t *out, size_t cap, size_t *out_len,
                             aurp_error *err);
 
+/* Whether the GPU encoder has the profile (AURP_PROFILE_*): today only the
+ * paper profile; callers encode the others on the CPU. */
+int aurp_gpu_has_profile(int profile);
+
 /* The handle's pinned input buffer (2 * max_width * max_height bytes, its
  * size in *cap): a caller that writes the frame there and passes it as be16
  * saves the copy into pinned memory.  NULL without CUDA. */

@@ -227,6 +227,8 @@ extern "C" uint8_t *aurp_gpu_host_buffer(aurp_gpu *g, size_t *cap)
     return g ? g->h_in : NULL;
 }
 
+extern "C" int aurp_gpu_has_profile(int profile) { return profile == AURP_PROFILE_PAPER; }
+
 static aurp_status check_params(const aurp_params *p, aurp_error *err)
 {
     if (!p) return aurp_fail(err, AURP_ERR_PARAM, "gpu: no parameters");

@@ -31,6 +31,8 @@ aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_t width, ui
     return AURP_ERR_BACKEND;
 }
 
+int aurp_gpu_has_profile(int profile) { return profile == AURP_PROFILE_PAPER; }
+
 uint8_t *aurp_gpu_host_buffer(aurp_gpu *g, size_t *cap)
 {
     (void)g;

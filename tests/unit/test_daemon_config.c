@@ -57,9 +57,10 @@ Test(daemon_config, defaults_fill_the_optional_keys)
     char err[1024];
     cr_assert_eq(config_load(p, &c, err, sizeof err), 0, "%s", err);
     cr_assert_str_eq(c.done_dir, "");
-    cr_assert_eq(c.codec.order, 11);
-    cr_assert_eq(c.codec.equations, 7);
-    cr_assert_eq(c.codec.threshold, 13);
+    cr_assert_eq(c.codec.profile, AURP_PROFILE_LSMIX);
+    cr_assert_eq(c.codec.order, 6);
+    cr_assert_eq(c.codec.equations, 9);
+    cr_assert_eq(c.codec.threshold, 0);
     cr_assert_eq(c.gpus, 0);
     cr_assert_eq(c.split, SPLIT_FRAMES); /* docs/GPU.md: the recommended mode */
     cr_assert_eq(c.verify, true);
@@ -154,4 +155,21 @@ Test(daemon_config, extras_and_auto)
     cr_assert_eq(c.log_level, LOG_DEBUG);
     cr_assert_eq(c.log_prefix, LOG_PREFIX_OFF);
     cr_assert_str_eq(c.done_dir, "");
+}
+
+/* The profile's defaults fill what the file leaves out, whatever the order of the keys. */
+Test(daemon_config, profile_defaults_and_overrides)
+{
+    aurorad_config c;
+    char err[1024];
+    const char *p = write_file("p1.yaml", BASE "codec: {order: 5, profile: paper}\n");
+    cr_assert_eq(config_load(p, &c, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(c.codec.profile, AURP_PROFILE_PAPER);
+    cr_assert(c.codec.order == 5 && c.codec.equations == 7 && c.codec.threshold == 13);
+    p = write_file("p2.yaml", BASE "codec: {profile: lsmix, equations: 8}\n");
+    cr_assert_neq(config_load(p, &c, err, sizeof err), 0);
+    cr_assert(strstr(err, "odd") != NULL, "%s", err);
+    p = write_file("p3.yaml", BASE "codec: {equations: 17}\n");
+    cr_assert_eq(config_load(p, &c, err, sizeof err), 0, "%s", err);
+    cr_assert(c.codec.profile == AURP_PROFILE_LSMIX && c.codec.order == 6 && c.codec.equations == 17);
 }
