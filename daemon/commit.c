@@ -230,17 +230,20 @@ int commit_open_seen(const char *path, const file_ident *seen, char *err, size_t
     return fd;
 }
 
+static int64_t mtime_ns_of(const struct stat *st)
+{
+    return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
 int commit_still_seen(const char *path, int fd, const file_ident *seen, char *err, size_t err_len)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || !is_seen(&st, seen)) {
+    struct stat by_name, by_fd;
+    if (lstat(path, &by_name) != 0 || !S_ISREG(by_name.st_mode) || !is_seen(&by_name, seen)) {
         snprintf(err, err_len, "%s: replaced, moved or removed while it was packed", path);
         return 1;
     }
-    int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != seen->size ||
-        (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != seen->mtime_ns ||
-        mtime != seen->mtime_ns) {
+    if (fstat(fd, &by_fd) != 0 || (uint64_t)by_fd.st_size != seen->size ||
+        mtime_ns_of(&by_fd) != seen->mtime_ns) {
         snprintf(err, err_len, "%s: written to while it was packed (size or mtime changed)", path);
         return 1;
     }

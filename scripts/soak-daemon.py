@@ -111,7 +111,7 @@ def restore_all(aurorapack, copies, workdir):
 
 def main():
     a = parse_args()
-    build = Path(a.build)
+    build = Path(a.build).resolve()
     aurorad, aurorasim, aurorapack = (build / "bin" / n for n in ("aurorad", "aurorasim", "aurorapack"))
     for p in (aurorad, aurorasim, aurorapack):
         if not p.exists():
