@@ -251,60 +251,31 @@ static void decode_segments(void *arg, int t)
 
 #define DECODE_MAX_BANDS 8
 
-/* Row-synchronised workers: band b > 0 runs on its own thread; for row m it
- * adds row m-1 (once the caller has published it) and prepares row m. */
+/* The paper decoder's rows (aurp_decode_rows): a band adds row m-1 to its
+ * sums and solves row m; the caller reconstructs row m from its symbols. */
 typedef struct {
+    const aurp_stream_view *v;
     aurp_predictor *pr;
-    const uint16_t *img;
-    uint32_t width, height;
-    atomic_uint done_rows;          /* rows reconstructed by the caller */
-    atomic_uint ready[MAX_THREADS]; /* rows prepared (m + 1 once row m is ready) */
-    atomic_int stop;
-    mtx_t mu;
-    cnd_t cv;
-} row_sync;
+    int nb;
+    uint16_t *img;
+    const uint32_t *sym;
+    uint64_t esc_i;
+} paper_rows;
 
-typedef struct {
-    row_sync *rs;
-    int band;
-} row_worker;
-
-static void publish(row_sync *rs, atomic_uint *a, unsigned v)
+static void paper_prepare(void *arg, int b, uint32_t m)
 {
-    atomic_store_explicit(a, v, memory_order_release);
-    mtx_lock(&rs->mu);
-    cnd_broadcast(&rs->cv);
-    mtx_unlock(&rs->mu);
+    paper_rows *r = arg;
+    if (m > 0) aurp_predictor_add_row(&r->pr[b], r->img + (size_t)(m - 1) * r->v->width);
+    aurp_predictor_prepare_row(&r->pr[b]);
 }
 
-/* Waits until *a >= v or stop; returns 0, or -1 when stopped. */
-static int await(row_sync *rs, atomic_uint *a, unsigned v)
-{
-    for (int spin = 0; spin < 4000; spin++) {
-        if (atomic_load_explicit(a, memory_order_acquire) >= v) return 0;
-        if (atomic_load_explicit(&rs->stop, memory_order_relaxed)) return -1;
-    }
-    mtx_lock(&rs->mu);
-    while (atomic_load_explicit(a, memory_order_acquire) < v && !atomic_load(&rs->stop))
-        cnd_wait(&rs->cv, &rs->mu);
-    mtx_unlock(&rs->mu);
-    return atomic_load(&rs->stop) ? -1 : 0;
-}
+static int reconstruct_row(const aurp_stream_view *v, aurp_predictor *pr, int nb, uint16_t *img,
+                           const uint32_t *sym, uint32_t m, uint64_t *esc_i);
 
-static int row_worker_main(void *arg)
+static int paper_reconstruct(void *arg, uint32_t m)
 {
-    row_worker *w = arg;
-    row_sync *rs = w->rs;
-    aurp_predictor *pr = &rs->pr[w->band];
-    for (uint32_t m = 0; m < rs->height; m++) {
-        if (m > 0) {
-            if (await(rs, &rs->done_rows, m) != 0) return 0;
-            aurp_predictor_add_row(pr, rs->img + (size_t)(m - 1) * rs->width);
-        }
-        aurp_predictor_prepare_row(pr);
-        publish(rs, &rs->ready[w->band], m + 1);
-    }
-    return 0;
+    paper_rows *r = arg;
+    return reconstruct_row(r->v, r->pr, r->nb, r->img, r->sym, m, &r->esc_i);
 }
 
 /* Reconstructs row m from its symbols; -1 on an impossible value. */
@@ -357,7 +328,6 @@ aurp_status aurp_image_decode(const uint8_t *in, size_t in_len, uint32_t width, 
     if ((uint32_t)nb > width) nb = (int)width;
     aurp_predictor pr[MAX_THREADS];
     int npr = 0;
-    row_sync *rs = NULL;
     if (!sym || !img || !tab) {
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", width, height);
         goto done;
@@ -381,69 +351,9 @@ aurp_status aurp_image_decode(const uint8_t *in, size_t in_len, uint32_t width, 
         }
     }
 
-    uint64_t esc_i = 0;
-    int bad = 0;
-    thrd_t th[MAX_THREADS];
-    row_worker rw[MAX_THREADS];
-    int started = 0;
-    if (nb > 1) {
-        rs = calloc(1, sizeof *rs);
-        if (rs && mtx_init(&rs->mu, mtx_plain) == thrd_success) {
-            if (cnd_init(&rs->cv) != thrd_success) {
-                mtx_destroy(&rs->mu);
-                free(rs);
-                rs = NULL;
-            }
-        } else {
-            free(rs);
-            rs = NULL;
-        }
-        if (rs) {
-            rs->pr = pr;
-            rs->img = img;
-            rs->width = width;
-            rs->height = height;
-            for (started = 1; started < nb; started++) {
-                rw[started] = (row_worker){rs, started};
-                if (thrd_create(&th[started], row_worker_main, &rw[started]) != thrd_success) break;
-            }
-            if (started < nb) { /* not all threads: stop those (they only did row 0's no-op) */
-                atomic_store(&rs->stop, 1);
-                publish(rs, &rs->done_rows, height);
-                for (int b = 1; b < started; b++) thrd_join(th[b], NULL);
-                started = 1;
-            }
-        }
-    }
-    if (rs && started == nb && nb > 1) {
-        for (uint32_t m = 0; m < height && !bad; m++) {
-            if (m > 0) aurp_predictor_add_row(&pr[0], img + (size_t)(m - 1) * width);
-            aurp_predictor_prepare_row(&pr[0]);
-            for (int b = 1; b < nb; b++) await(rs, &rs->ready[b], m + 1);
-            bad = reconstruct_row(&v, pr, nb, img, sym, m, &esc_i);
-            if (!bad) publish(rs, &rs->done_rows, m + 1);
-        }
-    } else {
-        /* one thread (or threads unavailable): the same steps in sequence */
-        for (uint32_t m = 0; m < height && !bad; m++) {
-            for (int b = 0; b < nb; b++) {
-                if (m > 0) aurp_predictor_add_row(&pr[b], img + (size_t)(m - 1) * width);
-                aurp_predictor_prepare_row(&pr[b]);
-            }
-            bad = reconstruct_row(&v, pr, nb, img, sym, m, &esc_i);
-        }
-    }
-    if (rs) {
-        if (started > 1) {
-            atomic_store(&rs->stop, 1);
-            publish(rs, &rs->done_rows, height);
-            for (int b = 1; b < started; b++) thrd_join(th[b], NULL);
-        }
-        cnd_destroy(&rs->cv);
-        mtx_destroy(&rs->mu);
-        free(rs);
-        rs = NULL;
-    }
+    paper_rows rows = {.v = &v, .pr = pr, .nb = nb, .img = img, .sym = sym};
+    int bad = aurp_decode_rows(nb, height, paper_prepare, paper_reconstruct, &rows);
+    uint64_t esc_i = rows.esc_i;
     if (bad || esc_i != v.escapes) {
         st = aurp_fail(err, AURP_ERR_CORRUPT, "image stream: residuals or escapes inconsistent");
         goto done;

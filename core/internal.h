@@ -104,6 +104,15 @@ void aurp_stream_view_free(aurp_stream_view *v);
 
 /* ---- threads ----------------------------------------------------------- */
 
+/* Decodes rows 0..height-1 of a row-trained predictor: for each row m,
+ * prepare(ctx, b, m) for every band b (bands 1..nb-1 on threads of their
+ * own, started once; band 0 on the caller's), then reconstruct(ctx, m) on
+ * the caller's thread, which returns nonzero to stop.  prepare(b, m) may
+ * read rows < m.  Returns the last reconstruct result (0: every row).
+ * Without threads it does the same steps on the caller's thread. */
+int aurp_decode_rows(int nb, uint32_t height, void (*prepare)(void *ctx, int band, uint32_t m),
+                     int (*reconstruct)(void *ctx, uint32_t m), void *ctx);
+
 /* Runs fn(ctx, i) for i = 0..n-1 on n threads (i = 0 on the caller's).
  * Returns 0, or -1 when threads could not be started (then nothing ran
  * beyond what the caller's thread ran: the caller falls back to 1). */

@@ -107,15 +107,15 @@ static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const
     }
 }
 
-/* The ridge solve of one column: the regressor block of G plus G_jj >> r on
- * the diagonal, solved by the paper profile's LDL^T (aurp_solve_ldl). */
-static void solve_column(lsx_band *b, uint32_t n)
+/* The ridge system of one column: the regressor block of G plus G_jj >> r
+ * on the diagonal (A, D x D, r <= s), and h, solved by the paper profile's
+ * LDL^T (aurp_solve_ldl). */
+static void column_system(const lsx_band *b, uint32_t n, uint64_t *A, uint64_t *h)
 {
     const int D = b->D, Z = b->Z;
     const uint64_t *g = b->G + (size_t)(n - b->c0) * b->NE;
-    uint64_t A[LSX_MAX_D * LSX_MAX_D], h[LSX_MAX_D];
     int e = 0;
-    for (int r = 0; r < Z; r++)
+    for (int r = 0; r < D; r++) /* row D of G (the target's energy) is not needed */
         for (int s = r; s < Z; s++, e++) {
             if (s < D) A[r * D + s] = g[e];
             else h[r] = g[e];
@@ -123,8 +123,27 @@ static void solve_column(lsx_band *b, uint32_t n)
     /* the ridge of each regressor in proportion to its own energy: the same
      * shrinkage whatever the regressor's scale */
     for (int r = 0; r < D; r++) A[r * D + r] += A[r * D + r] >> b->p.ridge_shift;
-    double *a = b->coef + (size_t)(n - b->c0) * D;
-    b->kused[n - b->c0] = (uint8_t)aurp_solve_ldl(D, A, h, a);
+}
+
+/* Four adjacent columns a vector lane each (the same bits as one by one). */
+static void solve_columns(lsx_band *b, uint32_t n, uint32_t count)
+{
+    const int D = b->D;
+    uint64_t A[4][LSX_MAX_D * LSX_MAX_D], h[4][LSX_MAX_D];
+    for (uint32_t l = 0; l < count; l++) column_system(b, n + l, A[l], h[l]);
+    if (count == 4) {
+        const uint64_t *const Ap[4] = {A[0], A[1], A[2], A[3]}, *const hp[4] = {h[0], h[1], h[2], h[3]};
+        double *const ap[4] = {b->coef + (size_t)(n - b->c0) * D, b->coef + (size_t)(n + 1 - b->c0) * D,
+                               b->coef + (size_t)(n + 2 - b->c0) * D, b->coef + (size_t)(n + 3 - b->c0) * D};
+        if (aurp_solve_ldl_x4(D, Ap, hp, ap)) {
+            memset(b->kused + (n - b->c0), D, 4);
+            return;
+        }
+    }
+    for (uint32_t l = 0; l < count; l++) {
+        b->kused[n + l - b->c0] =
+            (uint8_t)aurp_solve_ldl(D, A[l], h[l], b->coef + (size_t)(n + l - b->c0) * D);
+    }
 }
 
 void lsx_band_prepare(lsx_band *b, const uint16_t *img, uint32_t m, const int32_t *cm_a,
@@ -132,7 +151,7 @@ void lsx_band_prepare(lsx_band *b, const uint16_t *img, uint32_t m, const int32_
 {
     if (m == 0) return;
     add_training_row(b, img, m, cm_a, cm_b);
-    for (uint32_t n = b->c0; n < b->c1; n++) solve_column(b, n);
+    for (uint32_t n = b->c0; n < b->c1; n += 4) solve_columns(b, n, b->c1 - n < 4 ? b->c1 - n : 4);
 }
 
 double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *prev,

@@ -98,6 +98,51 @@ int aurp_solve_ldl(int k, const uint64_t *G, const uint64_t *h, double *a)
     return kk;
 }
 
+#define LANES 4
+typedef double lanes_t __attribute__((vector_size(LANES * sizeof(double))));
+typedef long long lmask_t __attribute__((vector_size(LANES * sizeof(long long))));
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+int aurp_solve_ldl_x4(int k, const uint64_t *const G[4], const uint64_t *const h[4], double *const a[4])
+{
+    lanes_t A[AURP_MAX_ORDER][AURP_MAX_ORDER], L[AURP_MAX_ORDER][AURP_MAX_ORDER];
+    lanes_t U[AURP_MAX_ORDER], invD[AURP_MAX_ORDER], y[AURP_MAX_ORDER], x[AURP_MAX_ORDER];
+    const lanes_t rel = {AURP_PIVOT_REL, AURP_PIVOT_REL, AURP_PIVOT_REL, AURP_PIVOT_REL};
+    const lanes_t one = {1.0, 1.0, 1.0, 1.0};
+    for (int r = 0; r < k; r++)
+        for (int s = r; s < k; s++)
+            for (int l = 0; l < LANES; l++) A[s][r][l] = (double)G[l][r * k + s];
+    for (int j = 0; j < k; j++) {
+        for (int i = 0; i < j; i++) {
+            lanes_t t = A[j][i];
+            for (int l = 0; l < i; l++) t = t - U[l] * L[i][l];
+            U[i] = t;
+            L[j][i] = t * invD[i];
+        }
+        lanes_t d = A[j][j];
+        for (int l = 0; l < j; l++) d = d - U[l] * L[j][l];
+        lmask_t ok = (lmask_t)(d > A[j][j] * rel);
+        if (!(ok[0] & ok[1] & ok[2] & ok[3])) return 0;
+        invD[j] = one / d;
+    }
+    for (int j = 0; j < k; j++) {
+        lanes_t t;
+        for (int l = 0; l < LANES; l++) t[l] = (double)h[l][j];
+        for (int l = 0; l < j; l++) t = t - L[j][l] * y[l];
+        y[j] = t;
+    }
+    for (int j = k - 1; j >= 0; j--) {
+        lanes_t t = y[j] * invD[j];
+        for (int l = j + 1; l < k; l++) t = t - L[l][j] * x[l];
+        x[j] = t;
+    }
+    for (int l = 0; l < LANES; l++)
+        for (int j = 0; j < k; j++) a[l][j] = x[j][l];
+    return 1;
+}
+
 /* The reference path for one column: G and h from the prefix sums, then
  * the scalar solve. */
 static void solve_column(aurp_predictor *p, uint32_t n)
@@ -134,10 +179,6 @@ static void solve_column(aurp_predictor *p, uint32_t n)
  * scalar code, at a different order: such columns are redone by the
  * scalar path.  Entry A[j][i] (i <= j) of column n is the window sum
  * wsum[j-i][n-j-lo], and lane L reads n+L: one unaligned vector load. */
-#define LANES 4
-typedef double lanes_t __attribute__((vector_size(LANES * sizeof(double))));
-typedef long long lmask_t __attribute__((vector_size(LANES * sizeof(long long))));
-
 /* unaligned load of LANES doubles (a macro: a function returning a vector
  * type would change the ABI between the clones) */
 #define LOAD_LANES(v, ptr) memcpy(&(v), (ptr), sizeof(lanes_t))
