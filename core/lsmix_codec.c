@@ -22,6 +22,7 @@
 #define LSX_FORGET 4
 #define LSX_RIDGE 12
 #define MAX_THREADS 64
+#define DECODE_MAX_BANDS 8 /* as the paper decoder: past that, waiting costs more than solving */
 
 typedef struct {
     lsx_params p;
@@ -361,17 +362,72 @@ done:
 
 /* ---- decoder ------------------------------------------------------------ */
 
+/* The decoder's state between rows (aurp_decode_rows calls back). */
 typedef struct {
+    const lsx_view *v;
     lsx_band *bands;
-    const uint16_t *img;
-    uint32_t m;
-    const int32_t *cm_a, *cm_b;
-} prep_job;
+    int nb;
+    lsx_state s;
+    uint16_t *img;
+    int32_t *rows; /* residuals of rows m, m-1, m-2 */
+    ctx_model *cm;
+    ctx_rans_dec dec;
+    uint64_t seg_off, i;
+} dec_rows;
 
-static void prepare_band(void *arg, int b)
+static void dec_prepare(void *arg, int b, uint32_t m)
 {
-    prep_job *j = arg;
-    lsx_band_prepare(&j->bands[b], j->img, j->m, j->cm_a, j->cm_b);
+    dec_rows *d = arg;
+    lsx_band_prepare(&d->bands[b], d->img, m, d->s.cm_a_prev, d->s.cm_b_prev);
+}
+
+/* Decodes row m left to right; nonzero when the stream is corrupt. */
+static int dec_reconstruct(void *arg, uint32_t m)
+{
+    dec_rows *d = arg;
+    const lsx_view *v = d->v;
+    const uint32_t W = v->W;
+    const uint64_t seg_mask = ((uint64_t)1 << v->seg_log2) - 1;
+    uint16_t *cur = d->img + (size_t)m * W;
+    int32_t *r0 = d->rows + (size_t)(m % 3) * W;
+    const int32_t *r1 = m > 0 ? d->rows + (size_t)((m + 2) % 3) * W : NULL;
+    const int32_t *r2 = m > 1 ? d->rows + (size_t)((m + 1) % 3) * W : NULL;
+    lsx_state *s = &d->s;
+    int b = 0;
+    for (uint32_t n = 0; n < W; n++, d->i++) {
+        if ((d->i & seg_mask) == 0) {
+            uint32_t sidx = (uint32_t)(d->i >> v->seg_log2);
+            if (sidx > 0 && ctx_rans_dec_finish(&d->dec) != 0) return -1;
+            uint32_t len = aurp_get_u32(v->seg_lens + 4 * (size_t)sidx);
+            if (ctx_rans_dec_init(&d->dec, v->segs + d->seg_off, len) != 0) return -1;
+            d->seg_off += len;
+        }
+        if (ctx_refresh_due(d->i)) ctx_model_refresh(d->cm);
+        int32_t emin = 0;
+        uint16_t pred;
+        double pl = 0, pc = 0;
+        if (m == 0) {
+            pred = edge_prediction(cur, n);
+        } else {
+            while (n >= d->bands[b].c1) b++;
+            pl = lsx_band_predict(&d->bands[b], cur, cur - W, s->cm_a, s->cm_b, n);
+            pc = lsx_cm_predict(s, n);
+            pred = lsx_blend(s, m, n, pl, pc, &emin);
+        }
+        int c = context_at(v, r0, r1, r2, n, emin);
+        int32_t e;
+        if (ctx_decode_residual(&d->dec, d->cm, c, &e) != 0) return -1;
+        int32_t x = (int32_t)pred + e;
+        if (x < 0 || x > 65535) return -1;
+        cur[n] = (uint16_t)x;
+        r0[n] = e;
+        int nraw;
+        ctx_model_count(d->cm, c, ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
+        if (m == 0) pl = pc = pred;
+        lsx_record(s, m, n, cur[n], pl, pc);
+    }
+    lsx_end_row(s, m, cur);
+    return 0;
 }
 
 aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint32_t H,
@@ -383,82 +439,30 @@ aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint3
     if (v.W != W || v.H != H)
         return aurp_fail(err, AURP_ERR_CORRUPT, "image stream is %ux%u, expected %ux%u", v.W, v.H, W, H);
     if (threads < 1) threads = 1;
-    int nb = threads < 8 ? threads : 8;
+    int nb = threads < DECODE_MAX_BANDS ? threads : DECODE_MAX_BANDS;
     if ((uint32_t)nb > W) nb = (int)W;
-    lsx_band bands[8];
-    int nbands = 0;
-    lsx_state s;
-    int32_t *rows = malloc(3 * (size_t)W * sizeof *rows); /* residuals of rows m, m-1, m-2 */
-    ctx_model *cm = malloc(sizeof *cm);
-    int have_state = lsx_state_init(&s, W) == 0;
-    if (!rows || !cm || !have_state) {
+    lsx_band bands[DECODE_MAX_BANDS];
+    dec_rows d = {.v = &v, .bands = bands, .img = img};
+    int have_state = lsx_state_init(&d.s, W) == 0;
+    d.rows = malloc(3 * (size_t)W * sizeof *d.rows);
+    d.cm = malloc(sizeof *d.cm);
+    if (!d.rows || !d.cm || !have_state) {
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", W, H);
         goto done;
     }
-    for (; nbands < nb; nbands++) {
-        if (lsx_band_init(&bands[nbands], &v.p, W, band_edge(W, nb, nbands),
-                          band_edge(W, nb, nbands + 1)) != 0) {
+    for (; d.nb < nb; d.nb++) {
+        if (lsx_band_init(&bands[d.nb], &v.p, W, band_edge(W, nb, d.nb), band_edge(W, nb, d.nb + 1)) != 0) {
             st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
             goto done;
         }
     }
-    ctx_model_init(cm, v.nctx);
-    ctx_rans_dec dec;
-    uint64_t seg_off = 0, i = 0;
-    const uint64_t seg_mask = ((uint64_t)1 << v.seg_log2) - 1;
-    for (uint32_t m = 0; m < H; m++) {
-        uint16_t *cur = img + (size_t)m * W;
-        if (m > 0) {
-            prep_job pj = {bands, img, m, s.cm_a_prev, s.cm_b_prev};
-            if (nb == 1 || aurp_parallel(nb, prepare_band, &pj) != 0)
-                for (int b = 0; b < nb; b++) prepare_band(&pj, b);
-        }
-        int32_t *r0 = rows + (size_t)(m % 3) * W;
-        const int32_t *r1 = m > 0 ? rows + (size_t)((m + 2) % 3) * W : NULL;
-        const int32_t *r2 = m > 1 ? rows + (size_t)((m + 1) % 3) * W : NULL;
-        int b = 0;
-        for (uint32_t n = 0; n < W; n++, i++) {
-            if ((i & seg_mask) == 0) {
-                uint32_t sidx = (uint32_t)(i >> v.seg_log2);
-                if (sidx > 0 && ctx_rans_dec_finish(&dec) != 0) goto corrupt;
-                uint32_t len = aurp_get_u32(v.seg_lens + 4 * (size_t)sidx);
-                if (ctx_rans_dec_init(&dec, v.segs + seg_off, len) != 0) goto corrupt;
-                seg_off += len;
-            }
-            if (ctx_refresh_due(i)) ctx_model_refresh(cm);
-            int32_t emin = 0;
-            uint16_t pred;
-            double pl = 0, pc = 0;
-            if (m == 0) {
-                pred = edge_prediction(cur, n);
-            } else {
-                while (n >= bands[b].c1) b++;
-                pl = lsx_band_predict(&bands[b], cur, cur - W, s.cm_a, s.cm_b, n);
-                pc = lsx_cm_predict(&s, n);
-                pred = lsx_blend(&s, m, n, pl, pc, &emin);
-            }
-            int c = context_at(&v, r0, r1, r2, n, emin);
-            int32_t e;
-            if (ctx_decode_residual(&dec, cm, c, &e) != 0) goto corrupt;
-            int32_t x = (int32_t)pred + e;
-            if (x < 0 || x > 65535) goto corrupt;
-            cur[n] = (uint16_t)x;
-            r0[n] = e;
-            int nraw;
-            ctx_model_count(cm, c, ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
-            if (m == 0) pl = pc = pred;
-            lsx_record(&s, m, n, cur[n], pl, pc);
-        }
-        lsx_end_row(&s, m, cur);
-    }
-    if (ctx_rans_dec_finish(&dec) != 0) goto corrupt;
-    goto done;
-corrupt:
-    st = aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: the residuals do not decode");
+    ctx_model_init(d.cm, v.nctx);
+    if (aurp_decode_rows(nb, H, dec_prepare, dec_reconstruct, &d) != 0 || ctx_rans_dec_finish(&d.dec) != 0)
+        st = aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: the residuals do not decode");
 done:
-    for (int b = 0; b < nbands; b++) lsx_band_free(&bands[b]);
-    if (have_state) lsx_state_free(&s);
-    free(rows);
-    free(cm);
+    for (int b = 0; b < d.nb; b++) lsx_band_free(&bands[b]);
+    if (have_state) lsx_state_free(&d.s);
+    free(d.rows);
+    free(d.cm);
     return st;
 }
