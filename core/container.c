@@ -16,7 +16,7 @@
 #define CHUNK_HEADER 24
 /* The general coder cannot restore more than this many bytes per coded
  * byte: its probabilities stay within 15..65521 of 65536 (FORMAT.md
- * section 4), so every bit shrinks the range by at least 2.28e-4 of itself
+ * section 5), so every bit shrinks the range by at least 2.28e-4 of itself
  * and every byte of input pays for at most ~3040 restored bytes (measured:
  * 3028 on a run of 0xFF).  A general chunk that claims more is refused
  * before anything is allocated for it. */

@@ -1,4 +1,4 @@
-/* The general-purpose byte coder (docs/FORMAT.md section 4): an adaptive
+/* The general-purpose byte coder (docs/FORMAT.md section 5): an adaptive
  * binary range coder (LZMA-style: 32-bit range, carry through a cached
  * byte) over the 8 bits of every byte, most significant first.  Each bit's
  * probability is the mean of two adaptive estimates, one in the context of

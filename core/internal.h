@@ -32,7 +32,7 @@ static inline uint64_t aurp_get_u64(const uint8_t *p)
     return (uint64_t)aurp_get_u32(p) | ((uint64_t)aurp_get_u32(p + 4) << 32);
 }
 
-/* ---- general-purpose byte coder (FORMAT.md section 4) --------------- */
+/* ---- general-purpose byte coder (FORMAT.md section 5) --------------- */
 
 /* Codes src[0..n-1] into out.  Returns the coded length, or 0 when it would
  * not fit in cap (callers use cap to stop early and store instead), or
