@@ -44,14 +44,18 @@ static void print_text(const char *path, size_t plen, const aurp_info *in)
             continue;
         }
         uint64_t px = (uint64_t)c->width * c->height;
-        printf("  chunk %d: image %d, %u x %u (W x H), profile %s, N=%d M=%d T=%d, ", i, img++,
-               c->width, c->height, aurp_profile_name(c->profile), c->order, c->equations,
-               c->threshold);
-        if (c->t_lo > c->t_hi) printf("coded range empty");
-        else printf("T-=%d T+=%d", c->t_lo, c->t_hi);
-        printf(", escapes %llu, %llu -> %llu bytes, %.3f bpp\n", (unsigned long long)c->escapes,
-               (unsigned long long)c->raw_len, (unsigned long long)c->enc_len,
-               px ? 8.0 * c->enc_len / px : 0.0);
+        printf("  chunk %d: image %d, %u x %u (W x H), profile %s, ", i, img++, c->width, c->height,
+               aurp_profile_name(c->profile));
+        if (c->profile == AURP_PROFILE_PAPER) {
+            printf("N=%d M=%d T=%d, ", c->order, c->equations, c->threshold);
+            if (c->t_lo > c->t_hi) printf("coded range empty");
+            else printf("T-=%d T+=%d", c->t_lo, c->t_hi);
+            printf(", escapes %llu, ", (unsigned long long)c->escapes);
+        } else {
+            printf("K=%d M=%d, ", c->order, c->equations); /* lags and window: no escapes */
+        }
+        printf("%llu -> %llu bytes, %.3f bpp\n", (unsigned long long)c->raw_len,
+               (unsigned long long)c->enc_len, px ? 8.0 * c->enc_len / px : 0.0);
     }
 }
 

@@ -38,7 +38,16 @@ def test_info_reports_the_image(aurorapack, shared_frames, tmp_path):
     frame = next(f for f in shared_frames if "kast" in f.name)
     packed = pack_unpack_roundtrip(aurorapack, frame, tmp_path)
     text = run([aurorapack, "info", packed], check_rc=0).stdout
-    assert "2112 x 350" in text
+    assert "2112 x 350" in text and "profile lsmix, K=6 M=9" in text
+    assert re.search(r"\d\.\d{3} bpp", text)
+    img = [c for c in json.loads(run([aurorapack, "info", "--json", packed], check_rc=0).stdout)[0]["chunks"]
+           if c["method"] == "image"][0]
+    assert (img["N"], img["M"], img["profile"]) == (6, 9, "lsmix")
+    # the paper profile shows its thresholds and escapes
+    paper = tmp_path / "paper.aurp"
+    run([aurorapack, "pack", "--profile", "paper", "-o", paper, frame], check_rc=0)
+    packed = paper
+    text = run([aurorapack, "info", packed], check_rc=0).stdout
     assert "N=11 M=7 T=13" in text
     assert re.search(r"T-=-?\d+ T\+=\d+", text)
     assert re.search(r"escapes \d+", text)
@@ -62,9 +71,16 @@ def test_parameters_reach_the_stream(aurorapack, sim_fits, tmp_path):
          "-o", out, src], check_rc=0)
     img = [c for c in json.loads(run([aurorapack, "info", "--json", out]).stdout)[0]["chunks"]
            if c["method"] == "image"][0]
-    assert (img["N"], img["M"], img["T"]) == (5, 3, 0)
+    assert (img["N"], img["M"], img["T"], img["profile"]) == (5, 3, 0, "paper")
     bad = run([aurorapack, "pack", "-N", 40, "-o", tmp_path / "q.aurp", src])
     assert bad.returncode == 2 and "-N" in bad.stderr
+    # the default profile: -N and -M are its lags and window, which must be odd
+    run([aurorapack, "pack", "-N", 3, "-M", 5, "-o", tmp_path / "l.aurp", src], check_rc=0)
+    img = [c for c in json.loads(run([aurorapack, "info", "--json", tmp_path / "l.aurp"]).stdout)[0]["chunks"]
+           if c["method"] == "image"][0]
+    assert (img["N"], img["M"], img["profile"]) == (3, 5, "lsmix")
+    bad = run([aurorapack, "pack", "-M", 4, "-o", tmp_path / "r.aurp", src])
+    assert bad.returncode == 2 and "odd" in bad.stderr
 
 
 def test_simulator_frames_roundtrip_several_at_once(aurorapack, aurorasim, tmp_path):
@@ -227,7 +243,7 @@ def test_gpu_request_fails_with_reason_or_works(aurorapack, sim_fits, tmp_path):
 def test_bench_prints_a_table(aurorapack, sim_fits):
     src = sim_fits("b.fits", 160, 48)
     r = run([aurorapack, "bench", "--repeat", 1, "--cpu", src], check_rc=0, timeout=300)
-    row = [l for l in r.stdout.splitlines() if l.strip().startswith("aurorapack paper")]
+    row = [l for l in r.stdout.splitlines() if l.strip().startswith("aurorapack lsmix")]
     assert len(row) == 1, r.stdout
     fields = row[0].split(")")[1].split()
     size, bpp = int(fields[0]), float(fields[1])
