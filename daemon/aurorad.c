@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +23,16 @@
 
 #include "commit.h"
 #include "config.h"
+#include "counters.h"
+#include "housekeep.h"
 #include "intake.h"
 #include "log.h"
+#include "metrics.h"
+#include "queue.h"
 #include "stats.h"
 #include "worker.h"
 
-#define AURORAD_VERSION "1.0"
+#include "version.h"
 
 typedef struct {
     char cfg_path[4096];
@@ -57,6 +62,19 @@ typedef struct {
     int64_t last_status_at;
     int64_t last_status_log;
     int lock_fd;
+    /* totals since the counters began (state_dir/counters, counters.c) */
+    counters totals;
+    bool totals_dirty;
+    /* the periodic look at the disks (housekeep.c), off the loop thread */
+    uv_timer_t housekeep_timer;
+    uv_work_t housekeep_work;
+    housekeep_pass *housekeep;   /* non-NULL while a pass runs */
+    int disk_level[HOUSEKEEP_DIRS]; /* per dir key: the disk_low level last logged */
+    bool reserve_paused;         /* free space on the outbox's disk under disk_reserve */
+    spool_summary last_outbox, last_incoming, last_done;
+    uint64_t last_free[HOUSEKEEP_DIRS];
+    const char *last_free_key[HOUSEKEEP_DIRS];
+    int last_dirs;
 } daemon_state;
 
 static daemon_state D;
@@ -97,6 +115,21 @@ static int setup_dirs(const aurorad_config *c, char *err, size_t err_len)
         if (dirs[i][0] && mkdir_p(dirs[i], err, err_len)) return -1;
     /* now all exist: device and inode tell bind mounts apart */
     if (config_check_dirs_on_disk(c, "directories", err, err_len)) return -1;
+    if (c->outbox_group[0]) {
+        /* the sender's group reads and removes outbox files (it marks a
+         * frame sent by deleting it): group-writable, setgid so every file
+         * gets the group; the files themselves are 0640 */
+        struct group *g = getgrnam(c->outbox_group);
+        if (!g) {
+            snprintf(err, err_len, "outbox_group: no group '%s'", c->outbox_group);
+            return -1;
+        }
+        if (chown(c->outbox_dir, (uid_t)-1, g->gr_gid) != 0 || chmod(c->outbox_dir, 02770) != 0) {
+            snprintf(err, err_len, "%s: cannot give it to group %s (mode 2770): %s", c->outbox_dir,
+                     c->outbox_group, strerror(errno));
+            return -1;
+        }
+    }
     /* stale temporary files of a killed process: never visible as frames
      * (hidden names), removed so they do not accumulate */
     for (int i = 1; i < 5; i++) {
@@ -121,18 +154,20 @@ static void status_text(char *buf, size_t len)
     /* devices now, so that a GPU taken out of service shows as such */
     if (D.workers) pool_describe(D.workers, D.devices, sizeof D.devices);
     char fault[600] = "outbox ok";
+    if (D.reserve_paused)
+        snprintf(fault, sizeof fault, "DISK RESERVE: outbox disk under disk_reserve, packing paused");
     if (D.fault[0]) {
         double in_s = (double)(D.blocked_until - mono_ns()) / 1e9;
         snprintf(fault, sizeof fault, "OUTBOX FAULT %.300s, retry in %.1f s", D.fault,
                  in_s > 0 ? in_s : 0);
     }
     snprintf(buf, len,
-             "%s%llu frames done (%llu quarantined); backlog %d, new %d, arriving %d, in flight %d, "
-             "held %d; "
+             "%s%llu frames done (%llu quarantined, %llu over budget); backlog %d, new %d, "
+             "arriving %d, in flight %d, held %d; "
              "latency mean %.2f s max %.2f s (last %d); %.3f bpp; devices %.200s; %.400s",
              D.stopping ? "stopping: " : (D.reload_pending ? "reloading: " : ""),
              (unsigned long long)(D.st.committed + D.st.recovered),
-             (unsigned long long)D.st.quarantined, q_old, q_new, watching, D.inflight, held, mean / 1e3,
+             (unsigned long long)D.st.quarantined, (unsigned long long)D.st.over_budget, q_old, q_new, watching, D.inflight, held, mean / 1e3,
              mx / 1e3, D.st.n, stats_bpp(&D.st), D.devices, fault);
 }
 
@@ -175,6 +210,26 @@ static void dispatch(void)
         uint64_t ms = (uint64_t)((D.blocked_until - now) / 1000000) + 1;
         uv_timer_start(&D.retry, on_retry, ms, 0);
         return;
+    }
+    /* the last free space on the outbox's disk is the spectrograph's: a
+     * packed copy is written only while more than disk_reserve is free
+     * (docs/OPERATIONS.md section 12); the housekeeping timer looks again */
+    if (D.cfg.disk_reserve) {
+        uint64_t free_now = disk_free_bytes(D.cfg.outbox_dir);
+        bool low = free_now != UINT64_MAX && free_now < D.cfg.disk_reserve;
+        if (low != D.reserve_paused) {
+            log_line l;
+            log_begin(&l, low ? LOG_ERR : LOG_NOTICE, low ? "disk_reserve" : "disk_reserve_cleared");
+            log_str(&l, "dir", D.cfg.outbox_dir);
+            log_int(&l, "free_bytes", (int64_t)free_now);
+            log_int(&l, "reserve_bytes", (int64_t)D.cfg.disk_reserve);
+            log_str(&l, "action", low ? "packing paused; frames wait in incoming; the sender must "
+                                        "empty the outbox (nothing unsent is removed)"
+                                      : "packing again");
+            log_end(&l);
+            D.reserve_paused = low;
+        }
+        if (low) return;
     }
     job j;
     while (D.inflight < D.max_in_flight && intake_pick(&D.in, &j, now)) {
@@ -338,6 +393,7 @@ static void log_frame(const result *r)
     log_begin(&l, over ? LOG_WARNING : LOG_INFO,
               r->what == OUTCOME_RECOVERED ? "frame_recovered" : "frame");
     log_str(&l, "file", r->j.name);
+    log_str(&l, "outbox_file", r->outbox_name);
     log_int(&l, "bytes_in", (int64_t)r->bytes_in);
     log_int(&l, "bytes_out", (int64_t)r->bytes_out);
     log_num(&l, "bpp", r->pixels ? (double)r->bytes_out * 8 / (double)r->pixels : 0, 3);
@@ -380,6 +436,14 @@ static void handle_done(const result *r)
     if (r->gpu_fallback) D.st.gpu_fallbacks++;
     if (r->latency_ms > D.cfg.budget_seconds * 1e3) D.st.over_budget++;
     if (r->pixels) stats_add_frame(&D.st, r->latency_ms, r->bytes_out, r->pixels);
+    if (r->what == OUTCOME_COMMITTED) D.totals.committed++;
+    else D.totals.recovered++;
+    D.totals.bytes_in += r->bytes_in;
+    D.totals.bytes_out += r->bytes_out;
+    if (r->gpu_fallback) D.totals.gpu_fallbacks++;
+    if (r->latency_ms > D.cfg.budget_seconds * 1e3) D.totals.over_budget++;
+    counters_add_latency(&D.totals, r->latency_ms / 1e3);
+    D.totals_dirty = true;
     log_frame(r);
     if (D.fault[0]) {
         log_msg(LOG_NOTICE, "outbox_recovered", "%s: writing again after: %s", D.cfg.outbox_dir,
@@ -398,6 +462,8 @@ static void handle_outbox_fault(const result *r)
     int attempt;
     intake_retry(&D.in, r->j.name, mono_ns(), 0, &attempt);
     D.st.retries++;
+    D.totals.retries++;
+    D.totals_dirty = true;
     int64_t cap = (int64_t)(D.cfg.retry_max_seconds * 1e9);
     D.backoff_ns = D.backoff_ns ? D.backoff_ns * 2 : 250000000;
     if (D.backoff_ns > cap) D.backoff_ns = cap;
@@ -414,6 +480,8 @@ static void handle_file_fault(const result *r)
     int64_t delay = intake_retry(&D.in, r->j.name, mono_ns(),
                                  (int64_t)(D.cfg.retry_max_seconds * 1e9), &attempt);
     D.st.retries++;
+    D.totals.retries++;
+    D.totals_dirty = true;
     if ((attempt & (attempt - 1)) == 0) log_fault(LOG_ERR, "file_fault", r, (double)delay / 1e9);
 }
 
@@ -429,6 +497,8 @@ static void handle_result(const result *r)
     case OUTCOME_QUARANTINED: {
         intake_forget(&D.in, r->j.name);
         D.st.quarantined++;
+        D.totals.quarantined++;
+        D.totals_dirty = true;
         log_line l;
         log_begin(&l, LOG_WARNING, "quarantined");
         log_str(&l, "file", r->j.name);
@@ -538,9 +608,186 @@ static void on_status_timer(uv_timer_t *t)
         log_str(&l, "status", s);
         log_int(&l, "frames_done", (int64_t)(D.st.committed + D.st.recovered));
         log_int(&l, "quarantined", (int64_t)D.st.quarantined);
-        log_int(&l, "over_budget", (int64_t)D.st.over_budget);
-        log_int(&l, "backlog", intake_count(&D.in, ENTRY_QUEUED, -1));
+        log_int(&l, "over_budget_count", (int64_t)D.st.over_budget);
+        log_int(&l, "backlog_count", intake_count(&D.in, ENTRY_QUEUED, -1));
         log_end(&l);
+    }
+}
+
+/* ---- disks, counters, metrics -------------------------------------- */
+
+static void save_counters(void)
+{
+    char status[1024], err[1200];
+    status_text(status, sizeof status);
+    if (counters_save(D.cfg.state_dir, &D.totals, status, D.devices, err, sizeof err) == 0)
+        D.totals_dirty = false;
+    else
+        log_msg(LOG_WARNING, "counters_not_saved", "%s; kept in memory, tried again later", err);
+}
+
+/* configured GPUs: "gpu:N" each, up when a handle in service covers it */
+static int gpu_states(char labels[][48], bool *up, int max)
+{
+    char hl[METRICS_MAX_GPUS][48];
+    bool hup[METRICS_MAX_GPUS];
+    int nh = D.workers ? pool_gpu_states(D.workers, hl, hup, METRICS_MAX_GPUS) : 0;
+    int n = 0;
+    for (int i = 0; i < D.cfg.gpus && n < max; i++) {
+        int dev = D.cfg.ngpu_devices ? D.cfg.gpu_devices[i] : i;
+        snprintf(labels[n], 48, "gpu:%d", dev);
+        up[n] = false;
+        for (int h = 0; h < nh; h++) {
+            /* "gpu:0+1": the handle's devices */
+            for (const char *p = hl[h] + 4; *p; p++) {
+                if (atoi(p) == dev && (p == hl[h] + 4 || p[-1] == '+')) up[n] = up[n] || hup[h];
+                while (p[1] && p[1] != '+') p++;
+            }
+        }
+        n++;
+    }
+    return n;
+}
+
+static void write_metrics(void)
+{
+    if (!D.cfg.metrics_file[0]) return;
+    metrics_snapshot m = {0};
+    m.totals = &D.totals;
+    m.outbox = D.last_outbox;
+    m.incoming = D.last_incoming;
+    m.done_files = (uint64_t)D.last_done.files;
+    m.done_bytes = D.last_done.bytes;
+    m.now_s = (int64_t)time(NULL);
+    m.dirs = D.last_dirs;
+    for (int i = 0; i < D.last_dirs; i++) {
+        m.dir_key[i] = D.last_free_key[i];
+        m.dir_free[i] = D.last_free[i];
+    }
+    m.gpus = gpu_states(m.gpu_label, m.gpu_up, METRICS_MAX_GPUS);
+    m.in_flight = D.inflight;
+    m.held = D.workers ? intake_count(&D.in, ENTRY_HELD, -1) : 0;
+    m.outbox_paused = D.fault[0] || D.reserve_paused;
+    char err[4400];
+    static bool failed_logged;
+    if (metrics_write(D.cfg.metrics_file, &m, err, sizeof err) != 0) {
+        if (!failed_logged) log_msg(LOG_WARNING, "metrics_not_written", "%s", err);
+        failed_logged = true;
+    } else {
+        failed_logged = false;
+    }
+}
+
+static int dir_index(const char *key)
+{
+    static const char *keys[HOUSEKEEP_DIRS] = {"incoming", "outbox", "done", "quarantine", "state"};
+    for (int i = 0; i < HOUSEKEEP_DIRS; i++)
+        if (!strcmp(keys[i], key)) return i;
+    return 0;
+}
+
+static void log_retention(const housekeep_pass *h)
+{
+    const retention_report *r = &h->retention;
+    if (h->retention_rc) {
+        log_msg(LOG_ERR, "retention_failed", "%s: cannot list: %s", h->cfg.done_dir,
+                strerror(h->retention_errno));
+        return;
+    }
+    if (r->removed) {
+        D.totals.retention_removed += (uint64_t)r->removed;
+        D.totals.retention_removed_bytes += r->removed_bytes;
+        D.totals_dirty = true;
+        log_line l;
+        log_begin(&l, LOG_INFO, "retention");
+        log_str(&l, "dir", h->cfg.done_dir);
+        log_int(&l, "removed", r->removed);
+        log_int(&l, "removed_bytes", (int64_t)r->removed_bytes);
+        log_int(&l, "by_age", r->by_age);
+        log_int(&l, "by_size", r->by_size);
+        log_int(&l, "by_free", r->by_free);
+        log_int(&l, "kept", r->kept);
+        log_int(&l, "kept_bytes", (int64_t)r->kept_bytes);
+        log_num(&l, "oldest_kept_age_days", r->oldest_kept_age_s / 86400, 2);
+        log_int(&l, "free_bytes", (int64_t)r->free_after);
+        log_end(&l);
+    }
+    if (r->errors) log_msg(LOG_ERR, "retention_failed", "%s (%d file(s) not removed)", r->first_error,
+                           r->errors);
+    static bool unmet_logged;
+    if (r->free_unmet && !unmet_logged)
+        log_msg(LOG_WARNING, "retention_exhausted",
+                "%s: no originals left to remove and the disk still has only %llu bytes free "
+                "(done_min_free %llu): the rest is the outbox, incoming and other files",
+                h->cfg.done_dir, (unsigned long long)r->free_after,
+                (unsigned long long)h->cfg.done_min_free);
+    unmet_logged = r->free_unmet;
+}
+
+/* disk_low once per halving of free space under disk_warn_free, disk_ok
+ * when it is back above */
+static void log_disk_levels(const housekeep_pass *h)
+{
+    for (int i = 0; i < h->dirs; i++) {
+        int k = dir_index(h->dir_key[i]);
+        if (h->dir_free[i] == UINT64_MAX) continue;
+        int level = disk_low_level(h->dir_free[i], D.cfg.disk_warn_free);
+        if (level == D.disk_level[k]) continue;
+        bool worse = level > D.disk_level[k];
+        D.disk_level[k] = level;
+        if (!worse && level > 0) continue; /* better but still low: said when it went down */
+        log_line l;
+        log_begin(&l, level ? (level >= 3 ? LOG_ERR : LOG_WARNING) : LOG_NOTICE,
+                  level ? "disk_low" : "disk_ok");
+        char key[32];
+        snprintf(key, sizeof key, "%s_dir", h->dir_key[i]);
+        log_str(&l, "key", key);
+        log_str(&l, "dir", h->dir_path[i]);
+        log_int(&l, "free_bytes", (int64_t)h->dir_free[i]);
+        log_int(&l, "warn_bytes", (int64_t)D.cfg.disk_warn_free);
+        if (level)
+            log_str(&l, "action", "free space falling: see docs/OPERATIONS.md section 12 (retention "
+                                  "of done_dir, disk_reserve, the sender)");
+        log_end(&l);
+    }
+}
+
+static void housekeep_in_thread(uv_work_t *w) { housekeep_run(w->data); }
+
+static void on_housekeep_done(uv_work_t *w, int status)
+{
+    (void)status;
+    housekeep_pass *h = w->data;
+    D.housekeep = NULL;
+    if (h->retention_ran) log_retention(h);
+    log_disk_levels(h);
+    D.last_outbox = h->outbox;
+    D.last_incoming = h->incoming;
+    D.last_done = h->done;
+    D.last_dirs = h->dirs;
+    for (int i = 0; i < h->dirs; i++) {
+        D.last_free_key[i] = h->dir_key[i]; /* static strings */
+        D.last_free[i] = h->dir_free[i];
+    }
+    free(h);
+    write_metrics();
+    if (D.totals_dirty) save_counters();
+    if (!D.stopping) dispatch(); /* a disk reserve may have cleared */
+}
+
+static void on_housekeep_timer(uv_timer_t *t)
+{
+    (void)t;
+    if (D.housekeep || D.stopping) return; /* the previous pass still runs */
+    housekeep_pass *h = calloc(1, sizeof *h);
+    if (!h) return;
+    h->cfg = D.cfg;
+    h->now_s = (double)time(NULL);
+    D.housekeep = h;
+    D.housekeep_work.data = h;
+    if (uv_queue_work(D.loop, &D.housekeep_work, housekeep_in_thread, on_housekeep_done) != 0) {
+        D.housekeep = NULL;
+        free(h);
     }
 }
 
@@ -572,6 +819,7 @@ static int start_workers_and_watch(bool first)
     D.incoming_missing_logged = false;
     uint64_t rescan_ms = (uint64_t)(D.cfg.rescan_seconds * 1e3);
     uv_timer_start(&D.rescan, on_rescan, rescan_ms, rescan_ms);
+    uv_timer_start(&D.housekeep_timer, on_housekeep_timer, 0, rescan_ms);
     int backlog = intake_rescan(&D.in, true, mono_ns());
     log_line l;
     log_begin(&l, LOG_INFO, first ? "started" : "reloaded");
@@ -589,7 +837,7 @@ static int start_workers_and_watch(bool first)
     log_int(&l, "threshold", D.cfg.codec.threshold);
     log_bool(&l, "verify", D.cfg.verify);
     log_num(&l, "budget_seconds", D.cfg.budget_seconds, 3);
-    log_int(&l, "backlog", backlog);
+    log_int(&l, "backlog_count", backlog);
     log_end(&l);
     dispatch();
     ensure_tick();
@@ -603,6 +851,7 @@ static void stop_workers_and_watch(void)
     uv_timer_stop(&D.tick);
     uv_timer_stop(&D.rescan);
     uv_timer_stop(&D.retry);
+    uv_timer_stop(&D.housekeep_timer);
     pool_stop(D.workers);
     D.workers = NULL;
     intake_free(&D.in);
@@ -699,6 +948,7 @@ static void begin_stop(int signum)
     uv_timer_stop(&D.tick);
     uv_timer_stop(&D.rescan);
     uv_timer_stop(&D.retry);
+    uv_timer_stop(&D.housekeep_timer);
     send_status(true);
     if (D.inflight == 0) finish_stop();
 }
@@ -721,6 +971,8 @@ static void finish_stop(void)
                                         intake_count(&D.in, ENTRY_WATCHING, -1) +
                                         intake_count(&D.in, ENTRY_HELD, -1));
     log_end(&l);
+    save_counters();
+    write_metrics();
     intake_free(&D.in);
     uv_walk(D.loop, close_cb, NULL);
 }
@@ -739,6 +991,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: aurorad -c FILE          run with this configuration\n"
             "       aurorad --check-config FILE   check a configuration and exit\n"
+            "       aurorad --queue [-c FILE]     show the queue (outbox, incoming, totals) like mailq\n"
             "       aurorad --version\n");
 }
 
@@ -765,19 +1018,23 @@ int main(int argc, char **argv)
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
                                          {"check-config", required_argument, NULL, 'C'},
                                          {"version", no_argument, NULL, 'V'},
+                                         {"queue", no_argument, NULL, 'Q'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *cfg_path = NULL, *check = NULL;
+    bool queue = false;
     int o;
     while ((o = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
         switch (o) {
         case 'c': cfg_path = optarg; break;
         case 'C': check = optarg; break;
+        case 'Q': queue = true; break;
         case 'V': printf("aurorad %s\n", AURORAD_VERSION); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
+    if (queue && !cfg_path) cfg_path = "/etc/aurorad/aurorad.yaml";
     if (optind != argc || (!cfg_path && !check)) {
         usage(stderr);
         return 2;
@@ -790,10 +1047,23 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s\n", err);
             return 1;
         }
+        if (c.outbox_group[0] && !getgrnam(c.outbox_group)) {
+            fprintf(stderr, "%s: outbox_group: no group '%s' on this machine\n", check,
+                    c.outbox_group);
+            return 1;
+        }
         printf("%s: ok\n", check);
         return 0;
     }
 
+    if (queue) {
+        aurorad_config c;
+        if (config_load(cfg_path, &c, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        return queue_print(&c, cfg_path, 50, stdout);
+    }
     snprintf(D.cfg_path, sizeof D.cfg_path, "%s", cfg_path);
     log_setup(LOG_INFO, LOG_PREFIX_AUTO);
     if (config_load(cfg_path, &D.cfg, err, sizeof err) != 0 ||
@@ -809,6 +1079,10 @@ int main(int argc, char **argv)
     D.lock_fd = take_lock(D.cfg.state_dir);
     if (D.lock_fd < 0) return 1;
     if (stats_init(&D.st, D.cfg.latency_window) != 0) return 1;
+    if (counters_load(D.cfg.state_dir, &D.totals, err, sizeof err) != 0) {
+        log_msg(LOG_ERR, "counters_reset", "%s; the totals start again from zero", err);
+        D.totals_dirty = true;
+    }
 
     D.loop = uv_default_loop();
     uv_async_init(D.loop, &D.wake, on_wake);
@@ -818,6 +1092,7 @@ int main(int argc, char **argv)
     uv_timer_init(D.loop, &D.retry);
     uv_timer_init(D.loop, &D.watchdog);
     uv_timer_init(D.loop, &D.status_timer);
+    uv_timer_init(D.loop, &D.housekeep_timer);
     uv_signal_init(D.loop, &D.sighup);
     uv_signal_init(D.loop, &D.sigterm);
     uv_signal_init(D.loop, &D.sigint);

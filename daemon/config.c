@@ -37,6 +37,8 @@ void config_defaults(aurorad_config *c)
     c->log_level = LOG_INFO;
     c->log_prefix = LOG_PREFIX_AUTO;
     c->latency_window = 100;
+    c->outbox_capture_names = true;
+    c->disk_warn_free = 2ull << 30;
 }
 
 const char *config_split_name(config_split s)
@@ -292,6 +294,35 @@ static int top_pair(parse_ctx *px, const char *key, yaml_node_t *kn, yaml_node_t
         if (get_bool(px, vn, key, &b)) return fail_at(px, vn, "log_prefix: expected auto, true or false");
         c->log_prefix = b ? LOG_PREFIX_ON : LOG_PREFIX_OFF;
         return 0;
+    }
+    if (!strcmp(key, "outbox_names")) {
+        const char *s = scalar(vn);
+        if (s && !strcmp(s, "capture")) c->outbox_capture_names = true;
+        else if (s && !strcmp(s, "plain")) c->outbox_capture_names = false;
+        else return fail_at(px, vn, "outbox_names: expected capture or plain");
+        return 0;
+    }
+    if (!strcmp(key, "outbox_group")) {
+        const char *s = scalar(vn);
+        if (s && (!strcmp(s, "~") || !strcmp(s, "null"))) s = "";
+        if (!s || strlen(s) >= sizeof c->outbox_group || strpbrk(s, ": /"))
+            return fail_at(px, vn, "outbox_group: expected a group name");
+        snprintf(c->outbox_group, sizeof c->outbox_group, "%s", s);
+        return 0;
+    }
+    if (!strcmp(key, "done_min_free")) return get_bytes(px, vn, key, 0, 1ull << 50, &c->done_min_free);
+    if (!strcmp(key, "done_max_bytes")) return get_bytes(px, vn, key, 0, 1ull << 50, &c->done_max_bytes);
+    if (!strcmp(key, "done_max_age_days"))
+        return get_double(px, vn, key, 0, 36500, &c->done_max_age_days);
+    if (!strcmp(key, "disk_warn_free")) return get_bytes(px, vn, key, 0, 1ull << 50, &c->disk_warn_free);
+    if (!strcmp(key, "disk_reserve")) return get_bytes(px, vn, key, 0, 1ull << 50, &c->disk_reserve);
+    if (!strcmp(key, "metrics_file")) {
+        const char *s = scalar(vn);
+        if (s && (!*s || !strcmp(s, "~") || !strcmp(s, "null"))) {
+            c->metrics_file[0] = 0;
+            return 0;
+        }
+        return get_path(px, vn, key, c->metrics_file, sizeof c->metrics_file);
     }
     return fail_at(px, kn, "unknown key '%s'", key);
 }

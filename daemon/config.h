@@ -49,6 +49,17 @@ typedef struct {
     int log_level;                  /* syslog priority: LOG_ERR..LOG_DEBUG */
     config_log_prefix log_prefix;
     int latency_window;             /* frames in the STATUS latency window */
+    /* transmission contract (docs/OPERATIONS.md section 12) */
+    bool outbox_capture_names;      /* outbox_names: capture (default) or plain */
+    char outbox_group[64];          /* may read and remove outbox files; "" = the daemon's group */
+    /* disk (retention.c): 0 = that rule is off */
+    uint64_t done_min_free;         /* remove oldest originals while done_dir's disk has less free */
+    uint64_t done_max_bytes;        /* remove oldest originals while done_dir holds more */
+    double done_max_age_days;       /* remove originals older than this */
+    uint64_t disk_warn_free;        /* disk_low warnings below this free (and at each halving) */
+    uint64_t disk_reserve;          /* below this free on the outbox's disk packing pauses */
+    /* visibility */
+    char metrics_file[CONFIG_PATH_MAX]; /* node_exporter textfile; "" = none */
 } aurorad_config;
 
 void config_defaults(aurorad_config *c);

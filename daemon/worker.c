@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "aurp_gpu.h"
+#include "capture.h"
 #include "commit.h"
 #include "frame.h"
 #include "log.h"
+#include "sha256.h"
 
 int64_t mono_ns(void)
 {
@@ -262,6 +264,25 @@ static bool release(worker *wk, result *r, int fd)
     return rc == 0;
 }
 
+/* NAME.aurp's checksum sidecar is NAME.sha256 (not NAME.aurp.sha256: a
+ * 248-byte NAME must still fit in NAME_MAX), one `sha256sum -c` line. */
+static void sidecar_name_of(const char *outname, char *sidecar, size_t cap)
+{
+    size_t n = strlen(outname) - strlen(AURP_EXTENSION);
+    snprintf(sidecar, cap, "%.*s.sha256", (int)n, outname);
+}
+
+static int write_sidecar(const aurorad_config *c, const char *outname, const uint8_t *packed,
+                         size_t plen, char *err, size_t err_len)
+{
+    char sidecar[JOB_NAME_MAX + CAPTURE_PREFIX_LEN + 16], line[JOB_NAME_MAX + 128];
+    sidecar_name_of(outname, sidecar, sizeof sidecar);
+    char hex[SHA256_HEX_LEN + 1];
+    sha256_hex(packed, plen, hex);
+    int n = snprintf(line, sizeof line, "%s  %s\n", hex, outname);
+    return commit_write_atomic(c->outbox_dir, sidecar, line, (size_t)n, err, err_len);
+}
+
 /* A restart after kill -9 between commit and release: the outbox copy is
  * durable; check it and finish the release instead of coding again. */
 static void recover(worker *wk, result *r, int fd, const uint8_t *data, size_t len,
@@ -277,6 +298,16 @@ static void recover(worker *wk, result *r, int fd, const uint8_t *data, size_t l
         same_as(packed, plen, data, len, wk->threads, err, sizeof err)) {
         r->verify_ms = ms_since(tv);
         r->bytes_out = plen;
+        /* the sidecar is written first, so it is there unless someone
+         * removed it: a sender needs it */
+        char sidecar[JOB_NAME_MAX + CAPTURE_PREFIX_LEN + 16], sp[4096 + sizeof sidecar];
+        sidecar_name_of(outname, sidecar, sizeof sidecar);
+        path_of(sp, sizeof sp, c->outbox_dir, sidecar);
+        if (access(sp, F_OK) != 0 && write_sidecar(c, outname, packed, plen, err, sizeof err)) {
+            set_outcome(r, OUTCOME_RETRY_OUTBOX, errno, err);
+            free(packed);
+            return;
+        }
         int64_t tw = mono_ns();
         if (release(wk, r, fd)) r->what = OUTCOME_RECOVERED;
         r->release_ms = ms_since(tw);
@@ -346,15 +377,18 @@ static bool pack_checked(worker *wk, result *r, const uint8_t *data, size_t len,
     return ok;
 }
 
-/* Writes the packed copy; a fault of the outbox pauses everything, a name
- * the outbox refuses (EFBIG, ...) is this frame's problem. */
+/* Writes the packed copy, its checksum sidecar first so that a sender
+ * never sees a NAME.aurp without its NAME.sha256; a fault of the outbox
+ * pauses everything, a name the outbox refuses (EFBIG, ...) is this
+ * frame's problem. */
 static bool write_outbox(worker *wk, result *r, const char *outname, const uint8_t *packed,
                          size_t plen)
 {
     const aurorad_config *c = &wk->owner->cfg;
     char err[1024];
     int64_t tw = mono_ns();
-    int rc = commit_write_atomic(c->outbox_dir, outname, packed, plen, err, sizeof err);
+    int rc = write_sidecar(c, outname, packed, plen, err, sizeof err);
+    if (rc == 0) rc = commit_write_atomic(c->outbox_dir, outname, packed, plen, err, sizeof err);
     r->write_ms = ms_since(tw);
     if (rc == 0) return true;
     int e = errno;
@@ -368,12 +402,29 @@ static bool write_outbox(worker *wk, result *r, const char *outname, const uint8
     return false;
 }
 
+/* The outbox name of a frame: its capture time first, so that the outbox
+ * sorts in capture order (capture.h); a name too long for the prefix (and
+ * its .sha256 sidecar) keeps its plain name. */
+static void outbox_name_of(const aurorad_config *c, const result *r, const uint8_t *data,
+                           size_t len, char *outname, size_t cap)
+{
+    size_t room = JOB_NAME_ACCEPTED - CAPTURE_PREFIX_LEN;
+    if (!c->outbox_capture_names || strlen(r->j.name) > room) {
+        snprintf(outname, cap, "%s%s", r->j.name, AURP_EXTENSION);
+        return;
+    }
+    int64_t ms;
+    if (!capture_time_from_header(data, len, &ms)) ms = r->j.seen.mtime_ns / 1000000;
+    char prefix[CAPTURE_PREFIX_LEN + 1];
+    capture_prefix(ms, prefix);
+    snprintf(outname, cap, "%s%s%s", prefix, r->j.name, AURP_EXTENSION);
+}
+
 static void process_open(worker *wk, result *r, int fd, const char *path, int64_t t0)
 {
     const aurorad_config *c = &wk->owner->cfg;
-    char err[1024], outname[JOB_NAME_MAX + 8], outpath[4096 + JOB_NAME_MAX + 8];
-    snprintf(outname, sizeof outname, "%s%s", r->j.name, AURP_EXTENSION);
-    path_of(outpath, sizeof outpath, c->outbox_dir, outname);
+    char err[1024], outname[JOB_NAME_MAX + CAPTURE_PREFIX_LEN + 8];
+    char outpath[4096 + JOB_NAME_MAX + CAPTURE_PREFIX_LEN + 8];
     uint8_t *data = NULL, *packed = NULL;
     size_t len = (size_t)r->j.seen.size, plen = 0;
     if (commit_read_fd(fd, path, len, &data, err, sizeof err)) {
@@ -383,6 +434,9 @@ static void process_open(worker *wk, result *r, int fd, const char *path, int64_
     }
     r->bytes_in = len;
     r->read_ms = ms_since(t0);
+    outbox_name_of(c, r, data, len, outname, sizeof outname);
+    snprintf(r->outbox_name, sizeof r->outbox_name, "%s", outname);
+    path_of(outpath, sizeof outpath, c->outbox_dir, outname);
     if (!unchanged(r, path, fd)) goto out; /* written to while read: not this file */
     if (access(outpath, F_OK) == 0) {
         recover(wk, r, fd, data, len, outpath, outname);
@@ -542,6 +596,20 @@ pool *pool_start(const aurorad_config *cfg, void (*wake)(void *), void *ud)
 }
 
 int pool_workers(const pool *p) { return p->nworkers; }
+
+int pool_gpu_states(pool *p, char labels[][48], bool *up, int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&p->mu);
+    int64_t now = mono_ns();
+    for (int i = 0; i < p->nworkers && n < max; i++) {
+        if (!p->w[i].gpu) continue;
+        snprintf(labels[n], 48, "%s", p->w[i].label);
+        up[n++] = now >= p->w[i].gpu_down_until;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
 
 void pool_describe(pool *p, char *buf, size_t len)
 {

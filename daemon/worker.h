@@ -63,6 +63,7 @@ typedef struct {
     double wait_ms, read_ms, encode_ms, verify_ms, write_ms, release_ms, latency_ms;
     int err_no;          /* RETRY_* / HELD: errno of the fault */
     bool gpu_fallback;   /* a GPU failed on this frame; it was redone on the CPU */
+    char outbox_name[320]; /* COMMITTED / RECOVERED: the packed copy's name in the outbox */
     char reason[4096];   /* QUARANTINED / RETRY_* / HELD / CHANGED: why */
 } result;
 
@@ -73,6 +74,9 @@ typedef struct pool pool;
 pool *pool_start(const aurorad_config *cfg, void (*wake)(void *), void *ud);
 
 int pool_workers(const pool *p);
+/* The GPU handles: "gpu:0" (or "gpu:0+1" with split: columns) labels and
+ * whether each is in service now; returns how many (at most max). */
+int pool_gpu_states(pool *p, char labels[][48], bool *up, int max);
 /* "gpu:0+1, cpu x2" style description of the devices in use. */
 void pool_describe(pool *p, char *buf, size_t len);
 

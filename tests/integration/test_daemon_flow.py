@@ -88,7 +88,7 @@ def test_startup_backlog_drains_without_starving_new_frames(daemon_factory, tmp_
         os.utime(p, (old, old))
     originals = read_all(backlog)
     d.start()
-    assert d.events("started")[0]["backlog"] == len(backlog)
+    assert d.events("started")[0]["backlog_count"] == len(backlog)
     fresh = simulate(tmp_path / "staging", 4, 256, 256, seed=6, prefix="new_")
     originals.update(read_all(fresh))
     move_in(fresh, d.incoming, pause=0.1)
