@@ -2,12 +2,15 @@
  * its predictor (lsmix_predict.c), its residual coder (ctxcoder.c) and its
  * stream (lsmix_codec.c).  Not a public API.
  *
- * Prediction of x[m][n] blends two predictors by their recent errors:
+ * Prediction of x[m][n] blends three predictors by their recent errors:
  *   - LS: ridge least squares over K spectral lags of the same row, three
  *     pixels of the row above, two running column means and a constant,
  *     trained on previous rows with exponential forgetting in a window of
  *     M columns centred on n;
- *   - CM: the slow running mean of column n.
+ *   - CM: the slow running mean of column n;
+ *   - AF: an affine map of the fast column mean B fitted along row m to the
+ *     left of n (exponentially decaying integer sums): follows a row whose
+ *     level changes from the row above (a trace profile across the rows).
  * Every integer is exact; the double operations follow one fixed sequence.
  */
 #ifndef AURP_LSMIX_H
@@ -28,6 +31,11 @@
 #define LSX_CM_B_SHIFT 2      /* column mean B: 1/4 */
 #define LSX_COLERR_SHIFT 3    /* the column error level: 1/8 */
 #define LSX_CONST 16          /* value of the constant regressor (Q4 "1") */
+#define LSX_NPRED 3           /* blended predictors: LS, CM, AF */
+#define LSX_COLERR_W 2        /* weight of the column error level in an error level */
+#define LSX_AF_SHIFT 2        /* AF sums lose 1/4 of their weight each pixel */
+#define LSX_AF_SCALE 16       /* AF sum terms are scaled by 2^16 */
+#define LSX_AF_RIDGE 16384.0  /* AF slope ridge (Q4^2 units): pulls the slope toward 1 */
 
 /* Stream-level parameters (the image stream header records them). */
 typedef struct {
@@ -79,19 +87,23 @@ typedef struct {
     uint32_t W;
     int32_t *cm_a, *cm_b;         /* before the current row (Q4) */
     int32_t *cm_a_prev, *cm_b_prev; /* before the previous row (training uses these) */
-    int32_t *err[2][2];           /* [predictor][row parity] |16x - q16(P)| */
-    int32_t *colerr[2];           /* column error level of each predictor, Q4 */
+    int32_t *err[LSX_NPRED][2];   /* [predictor][row parity] |16x - q16(P)| */
+    int32_t *colerr[LSX_NPRED];   /* column error level of each predictor, Q4 */
+    int64_t af[5];                /* AF sums of the current row: w, y, z, zz, zy (Q4) */
 } lsx_state;
 
 int lsx_state_init(lsx_state *s, uint32_t W);
 void lsx_state_free(lsx_state *s);
 
-/* The blended prediction of x[m][n] from the two predictions; writes the
- * blend's error level (the context's second input) to *emin. */
-uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, double p_ls, double p_cm,
-                   int32_t *emin);
-/* Records the errors of both predictors at (m, n) once x is known. */
-void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, double p_ls, double p_cm);
+/* The blended prediction of x[m][n] from the predictions p[0..LSX_NPRED-1]
+ * (LS, CM, AF); writes the smallest error level (the context's second
+ * input) to *emin. */
+uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin);
+/* Records the errors of every predictor at (m, n) once x is known, and
+ * (m >= 1) adds x to the AF sums. */
+void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *p);
+/* The AF prediction of x[m][n], m >= 1 (the sums restart at every row). */
+double lsx_af_predict(const lsx_state *s, uint32_t n);
 /* After row m: column error levels and column means take the row in. */
 void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row);
 
@@ -103,7 +115,8 @@ static inline double lsx_cm_predict(const lsx_state *s, uint32_t n)
 
 /* ---- context-adaptive residual coder (ctxcoder.c) ------------------- */
 
-#define CTX_MAX 16            /* contexts */
+#define CTX_MAX 64            /* contexts (activity x intensity) */
+#define CTX_MAX_IB 4          /* intensity classes */
 #define CTX_TOKENS 64         /* hybrid-integer tokens of |e| <= 65535 */
 #define CTX_PROB_BITS 15      /* token frequencies sum to 2^15 */
 #define CTX_HALVE_AT (1u << 16)

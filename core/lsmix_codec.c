@@ -16,10 +16,12 @@
 #include "lsmix.h"
 #include "predict.h"
 
-#define LSX_HEADER 16
+#define LSX_HEADER 24
 #define LSX_SEG_LOG2 14
 #define LSX_NCTX 12
-#define LSX_FORGET 4
+#define LSX_NIB 4          /* intensity classes the encoder aims for */
+#define LSX_IOFF_PERMILLE 1 /* intensity offset: this quantile of the pixels */
+#define LSX_FORGET 2
 #define LSX_RIDGE 12
 #define MAX_THREADS 64
 #define DECODE_MAX_BANDS 8 /* as the paper decoder: past that, waiting costs more than solving */
@@ -29,6 +31,11 @@ typedef struct {
     uint32_t W, H;
     int nctx, seg_log2;
     uint32_t thr[CTX_MAX];
+    /* intensity classes: the token of max(0, pred - ioff) against the
+     * increasing token bounds ibnd[0..nib-2]; context = activity * nib + class */
+    int nib;
+    uint16_t ioff;
+    uint8_t ibnd[CTX_MAX_IB];
     uint32_t nseg;
     const uint8_t *seg_lens, *segs;
 } lsx_view;
@@ -57,11 +64,32 @@ static uint32_t residual_activity(const int32_t *r0, const int32_t *r1, const in
 #undef ABSV
 }
 
-static int context_at(const lsx_view *v, const int32_t *r0, const int32_t *r1, const int32_t *r2,
-                      uint32_t n, int32_t emin)
+static uint32_t activity16(const lsx_view *v, const int32_t *r0, const int32_t *r1,
+                           const int32_t *r2, uint32_t n, int32_t emin)
 {
     uint64_t act16 = 8 * (uint64_t)residual_activity(r0, r1, r2, v->W, n) + (uint64_t)emin;
-    return ctx_of(act16 > UINT32_MAX ? UINT32_MAX : (uint32_t)act16, v->thr, v->nctx);
+    return act16 > UINT32_MAX ? UINT32_MAX : (uint32_t)act16;
+}
+
+/* The intensity token of a prediction. */
+static inline int intensity_token(const lsx_view *v, uint16_t pred)
+{
+    int nraw;
+    return ctx_token(pred > v->ioff ? (uint32_t)(pred - v->ioff) : 0, &nraw);
+}
+
+static inline int intensity_class(const lsx_view *v, int itok)
+{
+    int c = 0;
+    while (c < v->nib - 1 && itok >= v->ibnd[c]) c++;
+    return c;
+}
+
+static int context_at(const lsx_view *v, const int32_t *r0, const int32_t *r1, const int32_t *r2,
+                      uint32_t n, int32_t emin, uint16_t pred)
+{
+    int a = ctx_of(activity16(v, r0, r1, r2, n, emin), v->thr, v->nctx);
+    return a * v->nib + intensity_class(v, intensity_token(v, pred));
 }
 
 /* Row 0 and the first pixel: the left neighbour, or 0. */
@@ -90,6 +118,10 @@ static void write_header(uint8_t *h, const lsx_view *v)
     h[13] = (uint8_t)v->p.ridge_shift;
     h[14] = (uint8_t)v->seg_log2;
     h[15] = CTX_PROB_BITS;
+    h[16] = (uint8_t)(v->ioff >> 8);
+    h[17] = (uint8_t)v->ioff;
+    h[18] = (uint8_t)v->nib;
+    for (int i = 0; i < v->nib - 1; i++) h[19 + i] = v->ibnd[i];
     for (int i = 0; i < v->nctx - 1; i++) aurp_put_u32(h + LSX_HEADER + 4 * i, v->thr[i]);
 }
 
@@ -108,8 +140,9 @@ aurp_status lsx_parse_header(const uint8_t *in, size_t in_len, aurp_stream_view 
         sv->equations > LSX_MAX_M || !(sv->equations & 1))
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: K=%d M=%d out of range",
                          sv->order, sv->equations);
-    if (nctx < 1 || nctx > CTX_MAX)
-        return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: %d contexts", nctx);
+    int nib = in[18];
+    if (nctx < 1 || nib < 1 || nib > CTX_MAX_IB || nctx * nib > CTX_MAX)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: %d x %d contexts", nctx, nib);
     if (in[12] < 1 || in[12] > 8 || in[13] < 8 || in[13] > 40 || in[14] < 8 || in[14] > 24 ||
         in[15] != CTX_PROB_BITS)
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: parameters out of range");
@@ -134,6 +167,14 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
     v->H = sv.height;
     v->nctx = in[3];
     v->seg_log2 = sv.seg_log2;
+    v->ioff = (uint16_t)(in[16] << 8 | in[17]);
+    v->nib = in[18];
+    memset(v->ibnd, 0, sizeof v->ibnd);
+    for (int i = 0; i < v->nib - 1; i++) {
+        v->ibnd[i] = in[19 + i];
+        if (i > 0 && v->ibnd[i] <= v->ibnd[i - 1])
+            return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: intensity bounds not increasing");
+    }
     uint64_t pixels = (uint64_t)v->W * v->H;
     uint64_t nseg = (pixels + ((uint64_t)1 << v->seg_log2) - 1) >> v->seg_log2;
     v->nseg = (uint32_t)nseg;
@@ -247,9 +288,10 @@ static void encode_segment_range(void *arg, int t)
     free(cm);
 }
 
-/* Pass over the frame in raster order: blend, residual, context. */
+/* Pass over the frame in raster order: blend, residual, the activity and
+ * intensity token of the context (the classes are chosen after the pass). */
 static aurp_status residuals_and_contexts(const lsx_view *v, const uint16_t *u, const double *p_ls,
-                                          int32_t *res, uint8_t *ctx)
+                                          int32_t *res, uint32_t *act, uint8_t *itok)
 {
     const uint32_t W = v->W;
     lsx_state s;
@@ -261,23 +303,95 @@ static aurp_status residuals_and_contexts(const lsx_view *v, const uint16_t *u, 
         for (uint32_t n = 0; n < W; n++) {
             int32_t emin = 0;
             uint16_t pred;
-            double pl, pc;
+            double pp[LSX_NPRED];
             if (m == 0) {
                 pred = edge_prediction(cur, n);
-                pl = pc = pred;
+                for (int k = 0; k < LSX_NPRED; k++) pp[k] = pred;
             } else {
-                pl = p_ls[(size_t)m * W + n];
-                pc = lsx_cm_predict(&s, n);
-                pred = lsx_blend(&s, m, n, pl, pc, &emin);
+                pp[0] = p_ls[(size_t)m * W + n];
+                pp[1] = lsx_cm_predict(&s, n);
+                pp[2] = lsx_af_predict(&s, n);
+                pred = lsx_blend(&s, m, n, pp, &emin);
             }
             r0[n] = (int32_t)cur[n] - pred;
-            ctx[(size_t)m * W + n] = (uint8_t)context_at(v, r0, r1, r2, n, emin);
-            lsx_record(&s, m, n, cur[n], pl, pc);
+            act[(size_t)m * W + n] = activity16(v, r0, r1, r2, n, emin);
+            itok[(size_t)m * W + n] = (uint8_t)intensity_token(v, pred);
+            lsx_record(&s, m, n, cur[n], pp);
         }
         lsx_end_row(&s, m, cur);
     }
     lsx_state_free(&s);
     return AURP_OK;
+}
+
+/* The intensity offset: a low quantile of the pixel values. */
+static uint16_t choose_ioff(const uint16_t *u, uint64_t pixels)
+{
+    uint32_t *hist = calloc(65536, sizeof *hist);
+    if (!hist) return 0;
+    for (uint64_t i = 0; i < pixels; i++) hist[u[i]]++;
+    uint64_t want = pixels * LSX_IOFF_PERMILLE / 1000, acc = 0;
+    uint32_t v = 0;
+    for (; v < 65535; v++) {
+        acc += hist[v];
+        if (acc > want) break;
+    }
+    free(hist);
+    return (uint16_t)v;
+}
+
+/* Intensity classes of about equal population: bounds on the intensity tokens. */
+static void choose_intensity_classes(lsx_view *v, const uint8_t *itok, uint64_t pixels)
+{
+    uint64_t h[CTX_TOKENS] = {0}, acc = 0;
+    for (uint64_t i = 0; i < pixels; i++) h[itok[i]]++;
+    int b = 0;
+    for (int t = 0; t < CTX_TOKENS - 1 && b < LSX_NIB - 1; t++) {
+        acc += h[t];
+        if (acc * LSX_NIB >= (uint64_t)(b + 1) * pixels) v->ibnd[b++] = (uint8_t)(t + 1);
+    }
+    v->nib = b + 1;
+}
+
+/* Codes the residuals with the contexts of v (C, thresholds, intensity
+ * classes) into j->seg_buf / j->seg_len; returns the stream length, or 0 on
+ * failure. */
+static size_t code_residuals(enc_job *j, const lsx_view *v, const int32_t *res, const uint32_t *act,
+                             const uint8_t *itok, uint8_t *ctx, ctx_model *snap, int threads)
+{
+    const uint64_t pixels = (uint64_t)v->W * v->H;
+    for (uint64_t i = 0; i < pixels; i++)
+        ctx[i] = (uint8_t)(ctx_of(act[i], v->thr, v->nctx) * v->nib + intensity_class(v, itok[i]));
+    /* the model at every segment start */
+    ctx_model cm;
+    ctx_model_init(&cm, v->nctx * v->nib);
+    for (uint64_t i = 0; i < pixels; i++) {
+        if ((i & (((uint64_t)1 << v->seg_log2) - 1)) == 0) snap[i >> v->seg_log2] = cm;
+        if (ctx_refresh_due(i)) ctx_model_refresh(&cm);
+        int nraw;
+        ctx_model_count(&cm, ctx[i], ctx_token((uint32_t)(res[i] < 0 ? -res[i] : res[i]), &nraw));
+    }
+    j->v = v;
+    j->res = res;
+    j->ctx = ctx;
+    j->snap = snap;
+    j->nbands = (uint32_t)threads < v->nseg ? threads : (int)v->nseg;
+    aurp_parallel(j->nbands, encode_segment_range, j);
+    if (atomic_load(&j->failed)) return 0;
+    size_t len = header_len(v->nctx, v->nseg);
+    for (uint32_t s = 0; s < v->nseg; s++) len += j->seg_len[s];
+    return len;
+}
+
+static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
+{
+    write_header(out, v);
+    size_t pos = LSX_HEADER + 4 * (size_t)(v->nctx - 1);
+    for (uint32_t s = 0; s < v->nseg; s++, pos += 4) aurp_put_u32(out + pos, j->seg_len[s]);
+    for (uint32_t s = 0; s < v->nseg; s++) {
+        memcpy(out + pos, j->seg_buf + (size_t)s * j->seg_cap, j->seg_len[s]);
+        pos += j->seg_len[s];
+    }
 }
 
 aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p,
@@ -287,72 +401,72 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
     *out_len = 0;
     const uint64_t pixels = (uint64_t)W * H;
     lsx_view v = {.p = {p->order, p->equations, LSX_FORGET, LSX_RIDGE}, .W = W, .H = H,
-                  .nctx = LSX_NCTX, .seg_log2 = LSX_SEG_LOG2};
+                  .seg_log2 = LSX_SEG_LOG2, .nctx = 1, .nib = 1};
     v.nseg = (uint32_t)((pixels + (1u << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2);
-    ctx_default_thresholds(v.thr, v.nctx);
+    v.ioff = choose_ioff(u, pixels);
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
 
     aurp_status st = AURP_OK;
-    enc_job j = {.u = u, .W = W, .H = H, .p = v.p, .v = &v};
+    enc_job j = {.u = u, .W = W, .H = H, .p = v.p};
     atomic_init(&j.failed, 0);
     j.p_ls = malloc((size_t)pixels * sizeof *j.p_ls);
     int32_t *res = malloc((size_t)pixels * sizeof *res);
-    uint8_t *ctx = malloc((size_t)pixels);
+    uint32_t *act = malloc((size_t)pixels * sizeof *act);
+    uint8_t *itok = malloc((size_t)pixels), *ctx = malloc((size_t)pixels);
     ctx_model *snap = malloc((size_t)v.nseg * sizeof *snap);
     j.seg_cap = 4 + 4 * ((size_t)1 << LSX_SEG_LOG2);
     j.seg_buf = malloc((size_t)v.nseg * j.seg_cap);
     j.seg_len = malloc((size_t)v.nseg * sizeof *j.seg_len);
-    if (!j.p_ls || !res || !ctx || !snap || !j.seg_buf || !j.seg_len) {
+    if (!j.p_ls || !res || !act || !itok || !ctx || !snap || !j.seg_buf || !j.seg_len) {
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", W, H);
         goto done;
     }
 
     j.nbands = (uint32_t)threads < W ? threads : (int)W;
     aurp_parallel(j.nbands, predict_band, &j);
-    if (atomic_load(&j.failed) || residuals_and_contexts(&v, u, j.p_ls, res, ctx) != AURP_OK) {
+    if (atomic_load(&j.failed) || residuals_and_contexts(&v, u, j.p_ls, res, act, itok) != AURP_OK) {
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
         goto done;
     }
 
-    /* the model at every segment start */
-    ctx_model cm;
-    ctx_model_init(&cm, v.nctx);
-    for (uint64_t i = 0; i < pixels; i++) {
-        if ((i & (((uint64_t)1 << LSX_SEG_LOG2) - 1)) == 0) snap[i >> LSX_SEG_LOG2] = cm;
-        if (ctx_refresh_due(i)) ctx_model_refresh(&cm);
-        int nraw;
-        ctx_model_count(&cm, ctx[i], ctx_token((uint32_t)(res[i] < 0 ? -res[i] : res[i]), &nraw));
+    /* The contexts, chosen per frame by coding with each candidate and
+     * keeping the smallest stream (the decoder only reads what the header
+     * says): activity x intensity classes of equal population; activity
+     * alone (where brightness says nothing the activity does not); and, for
+     * images below 2^16 pixels, too few to teach many contexts their
+     * statistics, a single context. */
+    lsx_view full = v, activity = v;
+    full.nctx = activity.nctx = LSX_NCTX;
+    ctx_default_thresholds(full.thr, full.nctx);
+    ctx_default_thresholds(activity.thr, activity.nctx);
+    choose_intensity_classes(&full, itok, pixels);
+    const lsx_view *cand[3] = {&full, &activity, &v};
+    int ncand = pixels < (1u << 16) ? 3 : 2;
+    size_t best = 0;
+    for (int k = 0; k < ncand; k++) {
+        if (k > 0 && cand[k]->nib == cand[k - 1]->nib && cand[k]->nctx == cand[k - 1]->nctx) continue;
+        size_t len = code_residuals(&j, cand[k], res, act, itok, ctx, snap, threads);
+        if (len == 0) {
+            st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", W, H);
+            goto done;
+        }
+        if (best != 0 && len >= best) continue;
+        if (len > cap) {
+            st = aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small",
+                           W, H, cap);
+            goto done;
+        }
+        write_stream(out, cand[k], &j);
+        best = len;
     }
-
-    j.res = res;
-    j.ctx = ctx;
-    j.snap = snap;
-    j.nbands = (uint32_t)threads < v.nseg ? threads : (int)v.nseg;
-    aurp_parallel(j.nbands, encode_segment_range, &j);
-    if (atomic_load(&j.failed)) {
-        st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", W, H);
-        goto done;
-    }
-    size_t need = header_len(v.nctx, v.nseg);
-    for (uint32_t s = 0; s < v.nseg; s++) need += j.seg_len[s];
-    if (need > cap) {
-        st = aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small",
-                       W, H, cap);
-        goto done;
-    }
-    write_header(out, &v);
-    size_t pos = LSX_HEADER + 4 * (size_t)(v.nctx - 1);
-    for (uint32_t s = 0; s < v.nseg; s++, pos += 4) aurp_put_u32(out + pos, j.seg_len[s]);
-    for (uint32_t s = 0; s < v.nseg; s++) {
-        memcpy(out + pos, j.seg_buf + (size_t)s * j.seg_cap, j.seg_len[s]);
-        pos += j.seg_len[s];
-    }
-    *out_len = pos;
+    *out_len = best;
 
 done:
     free(j.p_ls);
     free(res);
+    free(act);
+    free(itok);
     free(ctx);
     free(snap);
     free(j.seg_buf);
@@ -405,16 +519,17 @@ static int dec_reconstruct(void *arg, uint32_t m)
         if (ctx_refresh_due(d->i)) ctx_model_refresh(d->cm);
         int32_t emin = 0;
         uint16_t pred;
-        double pl = 0, pc = 0;
+        double pp[LSX_NPRED];
         if (m == 0) {
             pred = edge_prediction(cur, n);
         } else {
             while (n >= d->bands[b].c1) b++;
-            pl = lsx_band_predict(&d->bands[b], cur, cur - W, s->cm_a, s->cm_b, n);
-            pc = lsx_cm_predict(s, n);
-            pred = lsx_blend(s, m, n, pl, pc, &emin);
+            pp[0] = lsx_band_predict(&d->bands[b], cur, cur - W, s->cm_a, s->cm_b, n);
+            pp[1] = lsx_cm_predict(s, n);
+            pp[2] = lsx_af_predict(s, n);
+            pred = lsx_blend(s, m, n, pp, &emin);
         }
-        int c = context_at(v, r0, r1, r2, n, emin);
+        int c = context_at(v, r0, r1, r2, n, emin, pred);
         int32_t e;
         if (ctx_decode_residual(&d->dec, d->cm, c, &e) != 0) return -1;
         int32_t x = (int32_t)pred + e;
@@ -423,8 +538,9 @@ static int dec_reconstruct(void *arg, uint32_t m)
         r0[n] = e;
         int nraw;
         ctx_model_count(d->cm, c, ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
-        if (m == 0) pl = pc = pred;
-        lsx_record(s, m, n, cur[n], pl, pc);
+        if (m == 0)
+            for (int k = 0; k < LSX_NPRED; k++) pp[k] = pred;
+        lsx_record(s, m, n, cur[n], pp);
     }
     lsx_end_row(s, m, cur);
     return 0;
@@ -456,7 +572,7 @@ aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint3
             goto done;
         }
     }
-    ctx_model_init(d.cm, v.nctx);
+    ctx_model_init(d.cm, v.nctx * v.nib);
     if (aurp_decode_rows(nb, H, dec_prepare, dec_reconstruct, &d) != 0 || ctx_rans_dec_finish(&d.dec) != 0)
         st = aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: the residuals do not decode");
 done:

@@ -172,9 +172,10 @@ int lsx_state_init(lsx_state *s, uint32_t W)
 {
     memset(s, 0, sizeof *s);
     s->W = W;
-    int32_t **arrays[] = {&s->cm_a, &s->cm_b, &s->cm_a_prev, &s->cm_b_prev, &s->err[0][0],
-                          &s->err[0][1], &s->err[1][0], &s->err[1][1], &s->colerr[0],
-                          &s->colerr[1]};
+    int32_t **arrays[] = {&s->cm_a,      &s->cm_b,      &s->cm_a_prev, &s->cm_b_prev,
+                          &s->err[0][0], &s->err[0][1], &s->err[1][0], &s->err[1][1],
+                          &s->err[2][0], &s->err[2][1], &s->colerr[0], &s->colerr[1],
+                          &s->colerr[2]};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         *arrays[i] = calloc(W, sizeof(int32_t));
         if (!*arrays[i]) {
@@ -191,7 +192,7 @@ void lsx_state_free(lsx_state *s)
     free(s->cm_b);
     free(s->cm_a_prev);
     free(s->cm_b_prev);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < LSX_NPRED; k++) {
         free(s->err[k][0]);
         free(s->err[k][1]);
         free(s->colerr[k]);
@@ -209,11 +210,11 @@ static int32_t q16(double p)
 }
 
 /* The error level of predictor k at (m, n): its errors at W, N, NW, NE
- * plus four times its column error level (Q4). */
+ * plus LSX_COLERR_W times its column error level (Q4). */
 static int32_t error_level(const lsx_state *s, int k, uint32_t m, uint32_t n)
 {
     const int32_t *cur = s->err[k][m & 1], *up = s->err[k][(m + 1) & 1];
-    int32_t e = 4 * s->colerr[k][n];
+    int32_t e = LSX_COLERR_W * s->colerr[k][n];
     if (n > 0) e += cur[n - 1];
     if (m > 0) {
         e += up[n];
@@ -223,29 +224,62 @@ static int32_t error_level(const lsx_state *s, int k, uint32_t m, uint32_t n)
     return e;
 }
 
-uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, double p_ls, double p_cm,
-                   int32_t *emin)
+uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin)
 {
-    int32_t e0 = error_level(s, 0, m, n), e1 = error_level(s, 1, m, n);
-    *emin = e0 < e1 ? e0 : e1;
-    double t0 = (double)e0 * 0.0625 + 1.0, t1 = (double)e1 * 0.0625 + 1.0;
-    double w0 = 1.0 / (t0 * t0 * t0), w1 = 1.0 / (t1 * t1 * t1);
-    double num = w0 * p_ls;
-    num = num + w1 * p_cm;
-    return aurp_round_clamp(num / (w0 + w1));
+    double num = 0.0, den = 0.0;
+    for (int k = 0; k < LSX_NPRED; k++) {
+        int32_t e = error_level(s, k, m, n);
+        if (k == 0 || e < *emin) *emin = e;
+        double t = (double)e * 0.0625 + 1.0, w = 1.0 / (t * t * t);
+        num = num + w * p[k];
+        den = den + w;
+    }
+    return aurp_round_clamp(num / den);
 }
 
-void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, double p_ls, double p_cm)
+double lsx_af_predict(const lsx_state *s, uint32_t n)
+{
+    const int64_t *a = s->af;
+    double zc = (double)s->cm_b[n];
+    if (n == 0 || a[0] == 0) return zc * 0.0625;
+    double w = (double)a[0]; /* each term is scaled by 2^LSX_AF_SCALE, as the weight */
+    double my = (double)a[1] / w, mz = (double)a[2] / w;
+    double vzz = (double)a[3] / w - mz * mz, vzy = (double)a[4] / w - mz * my;
+    double slope = (vzy + LSX_AF_RIDGE) / (vzz + LSX_AF_RIDGE);
+    return (my + slope * (zc - mz)) * 0.0625;
+}
+
+/* s - round(s / 2^f) + v */
+static inline int64_t af_step(int64_t s, int64_t v)
+{
+    int64_t d = s >= 0 ? (s + (1 << (LSX_AF_SHIFT - 1))) >> LSX_AF_SHIFT
+                       : -((-s + (1 << (LSX_AF_SHIFT - 1))) >> LSX_AF_SHIFT);
+    return s - d + v;
+}
+
+void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *p)
 {
     int32_t x16 = (int32_t)x * 16;
-    int32_t d0 = x16 - q16(p_ls), d1 = x16 - q16(p_cm);
-    s->err[0][m & 1][n] = d0 < 0 ? -d0 : d0;
-    s->err[1][m & 1][n] = d1 < 0 ? -d1 : d1;
+    for (int k = 0; k < LSX_NPRED; k++) {
+        int32_t d = x16 - q16(p[k]);
+        s->err[k][m & 1][n] = d < 0 ? -d : d;
+    }
+    if (n == 0) memset(s->af, 0, sizeof s->af);
+    if (m > 0) {
+        /* terms scaled by 2^16: the rounding of the decay stays far below
+         * them (every sum < 2^59: z, y < 2^20) */
+        int64_t y = x16, z = s->cm_b[n];
+        s->af[0] = af_step(s->af[0], (int64_t)1 << LSX_AF_SCALE);
+        s->af[1] = af_step(s->af[1], y << LSX_AF_SCALE);
+        s->af[2] = af_step(s->af[2], z << LSX_AF_SCALE);
+        s->af[3] = af_step(s->af[3], (z * z) << LSX_AF_SCALE);
+        s->af[4] = af_step(s->af[4], (z * y) << LSX_AF_SCALE);
+    }
 }
 
 void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
 {
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < LSX_NPRED; k++) {
         const int32_t *e = s->err[k][m & 1];
         int32_t *c = s->colerr[k];
         for (uint32_t n = 0; n < s->W; n++)

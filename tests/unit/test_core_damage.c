@@ -84,7 +84,7 @@ Test(core_damage, every_bit_flip_is_an_error, .timeout = 600)
  * the same for this small image): there the damage gives another valid
  * stream of the same original, which only the stream checksum reveals.
  * In an lsmix stream every field takes part in decoding, but a flip in the
- * parameters or the context thresholds (bytes 12 to 15 + 4 (C - 1)) may
+ * parameters or the context thresholds (bytes 12 to 23 + 4 (C - 1)) may
  * still decode to the same pixels (a threshold no pixel reaches); anywhere
  * else it must be caught. */
 Test(core_damage, flips_behind_a_valid_stream_checksum, .timeout = 600)
@@ -100,7 +100,7 @@ Test(core_damage, flips_behind_a_valid_stream_checksum, .timeout = 600)
     size_t img = 40 + 24 + (size_t)info.chunks[0].enc_len + 24; /* image stream start */
     aurp_info_free(&info);
     uint8_t *buf = malloc(plen), *out = malloc(olen);
-    size_t lsx_params_end = img + 16 + 4 * (size_t)(packed[img + 3] - 1);
+    size_t lsx_params_end = img + 24 + 4 * (size_t)(packed[img + 3] - 1);
     int benign = 0;
     for (size_t i = 40; i < plen; i++) {
         if (!lsmix && ((i >= img + 12 && i < img + 16) || i == img + 24)) continue;
