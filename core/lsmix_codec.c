@@ -118,8 +118,7 @@ static void write_header(uint8_t *h, const lsx_view *v)
     h[13] = (uint8_t)v->p.ridge_shift;
     h[14] = (uint8_t)v->seg_log2;
     h[15] = CTX_PROB_BITS;
-    h[16] = (uint8_t)(v->ioff >> 8);
-    h[17] = (uint8_t)v->ioff;
+    aurp_put_u16(h + 16, v->ioff);
     h[18] = (uint8_t)v->nib;
     for (int i = 0; i < v->nib - 1; i++) h[19 + i] = v->ibnd[i];
     for (int i = 0; i < v->nctx - 1; i++) aurp_put_u32(h + LSX_HEADER + 4 * i, v->thr[i]);
@@ -167,14 +166,16 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
     v->H = sv.height;
     v->nctx = in[3];
     v->seg_log2 = sv.seg_log2;
-    v->ioff = (uint16_t)(in[16] << 8 | in[17]);
+    v->ioff = aurp_get_u16(in + 16);
     v->nib = in[18];
     memset(v->ibnd, 0, sizeof v->ibnd);
     for (int i = 0; i < v->nib - 1; i++) {
         v->ibnd[i] = in[19 + i];
-        if (i > 0 && v->ibnd[i] <= v->ibnd[i - 1])
-            return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: intensity bounds not increasing");
+        if (v->ibnd[i] >= CTX_TOKENS || (i > 0 && v->ibnd[i] <= v->ibnd[i - 1]))
+            return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: intensity bounds not increasing tokens");
     }
+    for (int i = 19 + v->nib - 1; i < LSX_HEADER; i++)
+        if (in[i] != 0) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: reserved bytes not zero");
     uint64_t pixels = (uint64_t)v->W * v->H;
     uint64_t nseg = (pixels + ((uint64_t)1 << v->seg_log2) - 1) >> v->seg_log2;
     v->nseg = (uint32_t)nseg;
