@@ -832,6 +832,7 @@ static int start_workers_and_watch(bool first)
     log_int(&l, "workers", pool_workers(D.workers));
     log_int(&l, "max_in_flight", D.max_in_flight);
     log_str(&l, "split", config_split_name(D.cfg.split));
+    log_str(&l, "profile", aurp_profile_name(D.cfg.codec.profile));
     log_int(&l, "order", D.cfg.codec.order);
     log_int(&l, "equations", D.cfg.codec.equations);
     log_int(&l, "threshold", D.cfg.codec.threshold);

@@ -81,13 +81,13 @@ def test_sighup_reload_valid_then_invalid(env, tmp_path):
 
     # a valid new file: new codec parameters and a new done directory
     new_done = tmp_path / "d" / "done2"
-    d.write_config(codec="{order: 4, equations: 3, threshold: 5}", done_dir=str(new_done))
+    d.write_config(codec="{profile: paper, order: 4, equations: 3, threshold: 5}", done_dir=str(new_done))
     d.signal(signal.SIGHUP)
     wait_until(lambda: d.events("reloaded"), 10, "the reload")
     wait_until(lambda: len(ns.with_key("READY", "1")) >= 2, 10, "READY=1 after the reload")
     assert ns.with_key("RELOADING", "1")
     rel = d.events("reloaded")[0]
-    assert (rel["order"], rel["equations"], rel["threshold"]) == (4, 3, 5)
+    assert (rel["profile"], rel["order"], rel["equations"], rel["threshold"]) == ("paper", 4, 3, 5)
     after = simulate(tmp_path / "staging", 2, 64, 64, seed=52, prefix="b_")
     originals.update({p.name: p.read_bytes() for p in after})
     move_in(after, d.incoming)
