@@ -1,7 +1,9 @@
-/* Benchmark of the codec core next to CharLS (JPEG-LS) on the same pixels,
- * and the compression check: the packed size against the ideal static code
- * length of the residuals (sum of -log2(count/total) over the symbols,
- * ESC included, + 16 bits an escape) plus the coded non-image bytes.
+/* Benchmark of the codec core, each profile, next to CharLS (JPEG-LS) on the
+ * same pixels, and for the paper profile the compression check: the packed
+ * size against the ideal static code length of the residuals (sum of
+ * -log2(count/total) over the symbols, ESC included, + 16 bits an escape)
+ * plus the coded non-image bytes.  (The lsmix coder adapts as it goes: it
+ * has no static ideal; bench-size.sh compares it with the other codecs.)
  *
  *   bench_core [-t THREADS] [-r REPEATS] [FILE.fits ...]
  * Without files: a synthetic 1024 x 1024 spectrum frame.  Times are the
@@ -49,10 +51,11 @@ static double ideal_bits(const uint8_t *stream, size_t len)
     return bits;
 }
 
-static int bench(const char *name, const uint8_t *file, size_t len, aurp_region r, int threads, int reps)
+static int bench(const char *name, const uint8_t *file, size_t len, aurp_region r, int profile,
+                 int threads, int reps)
 {
     aurp_params p;
-    aurp_params_default(&p);
+    aurp_params_for_profile(&p, profile);
     aurp_error err = {{0}};
     size_t cap = aurp_pack_bound(len), plen = 0, blen = 0;
     uint8_t *packed = malloc(cap), *back = malloc(len);
@@ -113,6 +116,15 @@ static int bench(const char *name, const uint8_t *file, size_t len, aurp_region 
     }
     charls_jpegls_encoder_destroy(je);
 
+    printf("%-34s %-5s %4ux%-4u thr %d | aurp pack %7.1f ms unpack %7.1f ms | charls enc %6.1f ms dec %6.1f ms"
+           " | x%.2f x%.2f\n",
+           name, aurp_profile_name(profile), r.width, r.height, threads, enc, dec, jenc, jdec, enc / jenc,
+           dec / jdec);
+    if (profile != AURP_PROFILE_PAPER) {
+        printf("%-34s size %zu -> %zu (%.3f bpp image+header) | charls %.3f bpp\n", "", len, plen,
+               8.0 * (double)plen / (double)npx, 8.0 * (double)jlen / (double)npx);
+        goto out;
+    }
     /* compression: image chunk against its ideal; other chunks as coded */
     aurp_info info;
     aurp_inspect(packed, plen, &info, &err);
@@ -126,13 +138,11 @@ static int bench(const char *name, const uint8_t *file, size_t len, aurp_region 
     }
     aurp_info_free(&info);
     double bound = ideal + other;
-    printf("%-34s %4ux%-4u thr %d | aurp pack %7.1f ms unpack %7.1f ms | charls enc %6.1f ms dec %6.1f ms"
-           " | x%.2f x%.2f\n",
-           name, r.width, r.height, threads, enc, dec, jenc, jdec, enc / jenc, dec / jdec);
     printf("%-34s size %zu -> %zu (%.3f bpp image+header) | ideal %.0f + other %.0f = %.0f | ratio %.4f"
            " | charls %.3f bpp\n",
            "", len, plen, 8.0 * (double)plen / (double)npx, ideal, other, bound, (double)plen / bound,
            8.0 * (double)jlen / (double)npx);
+out:
     free(packed);
     free(back);
     free(u);
@@ -162,7 +172,8 @@ int main(int argc, char **argv)
         core_frame_make(CORE_FRAME_SPECTRUM, w, h, 1, u);
         core_frame_to_be16(u, (size_t)w * h, file + 2880);
         aurp_region r = {2880, w, h};
-        rc |= bench("synthetic spectrum", file, len, r, threads, reps);
+        for (int prof = AURP_PROFILE_PAPER; prof <= AURP_PROFILE_LSMIX; prof++)
+            rc |= bench("synthetic spectrum", file, len, r, prof, threads, reps);
         free(u);
         free(file);
     }
@@ -175,7 +186,8 @@ int main(int argc, char **argv)
             rc = 1;
         } else {
             const char *base = strrchr(argv[i], '/');
-            rc |= bench(base ? base + 1 : argv[i], file, len, r, threads, reps);
+            for (int prof = AURP_PROFILE_PAPER; prof <= AURP_PROFILE_LSMIX; prof++)
+                rc |= bench(base ? base + 1 : argv[i], file, len, r, prof, threads, reps);
         }
         free(file);
     }
