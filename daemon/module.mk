@@ -38,6 +38,11 @@ install-daemon: $(AURORAD) $(BIN)/aurorapack docs/OPERATIONS.md
 	install -D -m 0644 docs/OPERATIONS.md $(DESTDIR)$(PREFIX)/share/doc/aurorapack/OPERATIONS.md
 	install -D -m 0644 systemd/aurorad.sysusers $(DESTDIR)/usr/lib/sysusers.d/aurorad.conf
 	install -D -m 0644 systemd/aurorad.tmpfiles $(DESTDIR)/usr/lib/tmpfiles.d/aurorad.conf
+	install -D -m 0755 scripts/aurora-send $(DESTDIR)$(PREFIX)/bin/aurora-send
+	install -D -m 0644 systemd/aurora-send.service $(DESTDIR)$(SYSTEMD_UNITDIR)/aurora-send.service
+	install -D -m 0644 systemd/aurora-send.timer $(DESTDIR)$(SYSTEMD_UNITDIR)/aurora-send.timer
+	sed -i -e 's|/usr/local/bin/aurora-send|$(PREFIX)/bin/aurora-send|g' \
+	  $(DESTDIR)$(SYSTEMD_UNITDIR)/aurora-send.service
 	@if [ -e $(DESTDIR)/etc/aurorad/aurorad.yaml ]; then \
 	  echo "keeping the existing $(DESTDIR)/etc/aurorad/aurorad.yaml"; \
 	else install -D -m 0644 config/aurorad.yaml $(DESTDIR)/etc/aurorad/aurorad.yaml; fi
