@@ -537,7 +537,12 @@ static int open_gpus(const aurorad_config *c, aurp_gpu **handles)
         log_begin(&l, LOG_WARNING, n ? "gpu_missing" : "gpu_none");
         log_int(&l, "wanted", want);
         log_int(&l, "found", have);
-        log_str(&l, "reason", have ? "fewer devices than configured" : why);
+        /* say it plainly: the driver's own words ("CUDA driver version is
+         * insufficient") mislead on a machine that simply has no GPU */
+        char plain[400];
+        snprintf(plain, sizeof plain, "no usable NVIDIA GPU on this machine (the CUDA runtime "
+                 "says: %.300s)", why[0] ? why : "nothing");
+        log_str(&l, "reason", have ? "fewer devices than configured" : plain);
         log_str(&l, "fallback", n ? "fewer GPUs" : "cpu");
         log_end(&l);
     }
