@@ -47,12 +47,20 @@ for s in $steps; do
         ngpu=$(nvidia-smi -L | wc -l); list=$(seq -s, 0 $((ngpu - 1)))
         for f in "$W/sim1024.fits" "$DATA"/*.fits; do
             b=$(basename "$f")
-            $AP pack -q --cpu -o "$W/$b.cpu" "$f" && $AP pack -q --gpu "$list" -o "$W/$b.gpu" "$f" &&
+            # the GPU encoder has the paper profile; lsmix (the default) goes to the CPU
+            $AP pack -q --profile paper --cpu -o "$W/$b.cpu" "$f" &&
+                $AP pack -q --profile paper --gpu "$list" -o "$W/$b.gpu" "$f" &&
                 cmp "$W/$b.cpu" "$W/$b.gpu" && $AP unpack -q -o "$W/$b.back" "$W/$b.gpu" &&
                 cmp "$f" "$W/$b.back" && echo "cli $b: --gpu $list identical to --cpu, unpacks identically" ||
                 { echo "cli $b: FAILED"; status=1; }
         done
-        $AP bench --gpu "$list" "$W/sim1024.fits" 2>&1 | tee "$OUT/cli-bench.log" | head -5
+        $AP pack -q --gpu "$list" -o "$W/lsmix.gpu" "$W/sim1024.fits" 2>"$W/err" &&
+            { echo "cli: --gpu with lsmix was not refused"; status=1; } ||
+            echo "cli: --gpu with lsmix refused: $(cat "$W/err")"
+        $AP pack -q --gpu "$list" --gpu-fallback -o "$W/lsmix.gpu" "$W/sim1024.fits" &&
+            $AP pack -q --cpu -o "$W/lsmix.cpu" "$W/sim1024.fits" && cmp "$W/lsmix.gpu" "$W/lsmix.cpu" &&
+            echo "cli: --gpu --gpu-fallback with lsmix packs the CPU's bytes" || { echo "cli: lsmix fallback FAILED"; status=1; }
+        $AP bench --profile paper --gpu "$list" "$W/sim1024.fits" 2>&1 | tee "$OUT/cli-bench.log" | head -5
         rm -rf "$W" ;;
     daemon)
         # aurorad itself with 0 (CPU), 1, 2, ... GPUs, both split modes

@@ -40,7 +40,7 @@ static void *run_worker(void *arg)
 {
     worker *w = arg;
     aurp_params p;
-    aurp_params_default(&p);
+    aurp_params_for_profile(&p, AURP_PROFILE_PAPER); /* the GPU encoder has the paper profile */
     size_t cap = aurp_image_bound(w->f->width, w->f->height), len;
     uint8_t *out = malloc(cap);
     size_t hcap;
@@ -103,7 +103,7 @@ int main(int argc, char **argv)
         gpu_frame_sim(&f, SIM_SPECTRUM, 1024, 1024, 3);
     }
     aurp_params p;
-    aurp_params_default(&p);
+    aurp_params_for_profile(&p, AURP_PROFILE_PAPER); /* the GPU encoder has the paper profile */
     printf("frame %s %ux%u, N=%d M=%d T=%d, %d frames per measurement\n", f.name, f.width, f.height,
            p.order, p.equations, p.threshold, frames);
     size_t cap = aurp_image_bound(f.width, f.height), len = 0;

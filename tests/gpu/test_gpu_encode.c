@@ -57,7 +57,7 @@ static void check_frame(aurp_gpu **handles, int ndev, const gpu_frame *f, int N,
     if (skip_frame(f)) return;
     if (getenv("AURP_GPU_TEST_TRACE")) printf("case %s N=%d M=%d T=%d\n", f->name, N, M, T);
     aurp_params p;
-    aurp_params_default(&p);
+    aurp_params_for_profile(&p, AURP_PROFILE_PAPER); /* the GPU encoder has the paper profile */
     p.order = N, p.equations = M, p.threshold = T;
     size_t cap = aurp_image_bound(f->width, f->height);
     uint8_t *ref = malloc(cap), *got = malloc(cap), *back = malloc(2 * (size_t)f->width * f->height);
@@ -126,7 +126,7 @@ int main(int argc, char **argv)
         gpu_frame f;
         gpu_frame_sim(&f, SIM_SPECTRUM, 2113, 4, 1);
         aurp_params p;
-        aurp_params_default(&p);
+        aurp_params_for_profile(&p, AURP_PROFILE_PAPER); /* the GPU encoder has the paper profile */
         uint8_t out[64];
         size_t len = 1;
         st = aurp_gpu_encode(handles[0], f.be16, f.width, f.height, &p, out, sizeof out, &len, &err);
@@ -179,13 +179,29 @@ int main(int argc, char **argv)
         gpu_frame_free(&f);
     }
 
+    /* a profile the GPU encoder does not have: said up front, and refused
+     * with a reason instead of writing other bytes than the CPU's */
+    {
+        gpu_frame f;
+        gpu_frame_sim(&f, SIM_SPECTRUM, 64, 64, 1);
+        aurp_params p;
+        aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
+        uint8_t out[64];
+        size_t len = 1;
+        CHECK(aurp_gpu_has_profile(AURP_PROFILE_PAPER) && !aurp_gpu_has_profile(AURP_PROFILE_LSMIX),
+              "the GPU encoder has paper and not lsmix");
+        aurp_status st = aurp_gpu_encode(handles[0], f.be16, 64, 64, &p, out, sizeof out, &len, &err);
+        CHECK(st == AURP_ERR_PARAM && len == 0 && strstr(err.msg, "profile"), "lsmix refused: %s", err.msg);
+        gpu_frame_free(&f);
+    }
+
     /* an output buffer too small: an error, nothing written past it (last,
      * on the heap, so that an overrun shows) */
     {
         gpu_frame f;
         gpu_frame_sim(&f, SIM_SPECTRUM, 64, 64, 1);
         aurp_params p;
-        aurp_params_default(&p);
+        aurp_params_for_profile(&p, AURP_PROFILE_PAPER); /* the GPU encoder has the paper profile */
         size_t len = 1;
         uint8_t *small = malloc(64);
         aurp_status st = aurp_gpu_encode(handles[0], f.be16, 64, 64, &p, small, 64, &len, &err);
