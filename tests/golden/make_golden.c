@@ -85,43 +85,38 @@ int main(int argc, char **argv)
         fprintf(stderr, "make_golden: %s: cannot write\n", mpath);
         return 1;
     }
+    /* the generated cases; "general" is the first 2880 bytes of the stored
+     * case's file with no image region (bytes only) */
+    static const struct {
+        const char *name;
+        int profile;
+        core_frame_kind kind;
+        uint32_t w, h;
+        uint64_t seed;
+        int N, M, T;
+    } cases[] = {
+        {"spectrum", AURP_PROFILE_PAPER, CORE_FRAME_SPECTRUM, 96, 40, 1, 11, 7, 13},
+        {"degenerate", AURP_PROFILE_PAPER, CORE_FRAME_DEGENERATE, 37, 23, 2, 5, 3, 0},
+        {"order32", AURP_PROFILE_PAPER, CORE_FRAME_SPECTRUM, 50, 20, 3, 32, 16, 1},
+        {"stored", AURP_PROFILE_PAPER, CORE_FRAME_NOISE, 16, 16, 4, 11, 7, 13}, /* noise: stored */
+        {"general", AURP_PROFILE_PAPER, CORE_FRAME_NOISE, 16, 16, 4, 11, 7, 13},
+        /* lsmix: a spectrum, singular systems, the smallest image, more
+         * pixels than one table refresh block */
+        {"lsmix_spectrum", AURP_PROFILE_LSMIX, CORE_FRAME_SPECTRUM, 96, 40, 1, 6, 9, 0},
+        {"lsmix_degenerate", AURP_PROFILE_LSMIX, CORE_FRAME_DEGENERATE, 37, 23, 2, 16, 17, 0},
+        {"lsmix_1x1", AURP_PROFILE_LSMIX, CORE_FRAME_SPECTRUM, 1, 1, 5, 6, 9, 0},
+        {"lsmix_20000px", AURP_PROFILE_LSMIX, CORE_FRAME_SPECTRUM, 200, 100, 6, 1, 3, 0},
+    };
     int rc = 0;
-    size_t n;
-    uint8_t *f = fitslike(CORE_FRAME_SPECTRUM, 96, 40, 1, &n);
-    aurp_region r = {2880, 96, 40};
-    rc |= emit("spectrum", AURP_PROFILE_PAPER, f, n, &r, 11, 7, 13);
-    free(f);
-    f = fitslike(CORE_FRAME_DEGENERATE, 37, 23, 2, &n);
-    r = (aurp_region){2880, 37, 23};
-    rc |= emit("degenerate", AURP_PROFILE_PAPER, f, n, &r, 5, 3, 0);
-    free(f);
-    f = fitslike(CORE_FRAME_SPECTRUM, 50, 20, 3, &n);
-    r = (aurp_region){2880, 50, 20};
-    rc |= emit("order32", AURP_PROFILE_PAPER, f, n, &r, 32, 16, 1);
-    free(f);
-    f = fitslike(CORE_FRAME_NOISE, 16, 16, 4, &n); /* noise: the image chunk is stored */
-    r = (aurp_region){2880, 16, 16};
-    rc |= emit("stored", AURP_PROFILE_PAPER, f, n, &r, 11, 7, 13);
-    rc |= emit("general", AURP_PROFILE_PAPER, f, 2880, NULL, 11, 7, 13); /* bytes only */
-    free(f);
-    /* the lsmix profile: a spectrum, singular systems, the smallest image,
-     * more pixels than one table refresh block */
-    f = fitslike(CORE_FRAME_SPECTRUM, 96, 40, 1, &n);
-    r = (aurp_region){2880, 96, 40};
-    rc |= emit("lsmix_spectrum", AURP_PROFILE_LSMIX, f, n, &r, 6, 9, 0);
-    free(f);
-    f = fitslike(CORE_FRAME_DEGENERATE, 37, 23, 2, &n);
-    r = (aurp_region){2880, 37, 23};
-    rc |= emit("lsmix_degenerate", AURP_PROFILE_LSMIX, f, n, &r, 16, 17, 0);
-    free(f);
-    f = fitslike(CORE_FRAME_SPECTRUM, 1, 1, 5, &n);
-    r = (aurp_region){2880, 1, 1};
-    rc |= emit("lsmix_1x1", AURP_PROFILE_LSMIX, f, n, &r, 6, 9, 0);
-    free(f);
-    f = fitslike(CORE_FRAME_SPECTRUM, 200, 100, 6, &n);
-    r = (aurp_region){2880, 200, 100};
-    rc |= emit("lsmix_20000px", AURP_PROFILE_LSMIX, f, n, &r, 1, 3, 0);
-    free(f);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n;
+        uint8_t *f = fitslike(cases[c].kind, cases[c].w, cases[c].h, cases[c].seed, &n);
+        aurp_region r = {2880, cases[c].w, cases[c].h};
+        int bytes_only = strcmp(cases[c].name, "general") == 0;
+        rc |= emit(cases[c].name, cases[c].profile, f, bytes_only ? 2880 : n, bytes_only ? NULL : &r,
+                   cases[c].N, cases[c].M, cases[c].T);
+        free(f);
+    }
     if (argc > 2) { /* 16 rows of a real frame */
         size_t len;
         uint8_t *t = core_read_file(argv[2], &len);
