@@ -402,6 +402,7 @@ static void log_frame(const result *r)
     log_num(&l, "wait_ms", r->wait_ms, 1);
     log_num(&l, "read_ms", r->read_ms, 1);
     log_num(&l, "encode_ms", r->encode_ms, 1);
+    log_num(&l, "verify_wait_ms", r->verify_wait_ms, 1);
     log_num(&l, "verify_ms", r->verify_ms, 1);
     log_num(&l, "write_ms", r->write_ms, 1);
     log_num(&l, "release_ms", r->release_ms, 1);
@@ -803,7 +804,11 @@ static int start_workers_and_watch(bool first)
         return -1;
     }
     pool_describe(D.workers, D.devices, sizeof D.devices);
-    D.max_in_flight = D.cfg.max_in_flight > 0 ? D.cfg.max_in_flight : pool_workers(D.workers);
+    /* enough frames that every encoder has one while every verify thread
+     * checks one: the two stages overlap */
+    D.max_in_flight = D.cfg.max_in_flight > 0
+                          ? D.cfg.max_in_flight
+                          : pool_workers(D.workers) + pool_verify_workers(D.workers);
     intake_init(&D.in, D.cfg.incoming_dir, D.cfg.settle_ms, D.cfg.stall_seconds);
     D.in.on_refused = on_refused;
     struct stat st;
@@ -830,6 +835,8 @@ static int start_workers_and_watch(bool first)
     log_str(&l, "done_dir", D.cfg.done_dir[0] ? D.cfg.done_dir : NULL);
     log_str(&l, "devices", D.devices);
     log_int(&l, "workers", pool_workers(D.workers));
+    log_int(&l, "verify_workers", pool_verify_workers(D.workers));
+    log_int(&l, "threads", pool_threads(D.workers));
     log_int(&l, "max_in_flight", D.max_in_flight);
     log_str(&l, "split", config_split_name(D.cfg.split));
     log_str(&l, "profile", aurp_profile_name(D.cfg.codec.profile));

@@ -35,7 +35,8 @@ typedef struct {
     config_split split;
     int cpu_workers;                /* -1 = auto */
     int cpu_threads;                /* threads per CPU-encoded frame, -1 = auto */
-    int max_in_flight;              /* -1 = auto (number of workers) */
+    int max_in_flight;              /* -1 = auto (encoders + verify workers) */
+    int verify_workers;             /* threads of the verify pool, -1 = auto (every core) */
     /* frame handling */
     double budget_seconds;
     bool verify;

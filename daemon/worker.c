@@ -16,6 +16,7 @@
 #include "frame.h"
 #include "log.h"
 #include "sha256.h"
+#include "verifypool.h"
 
 int64_t mono_ns(void)
 {
@@ -44,7 +45,7 @@ typedef struct {
     char label[48];
     int threads;             /* CPU threads for a CPU-coded frame */
     _Atomic int64_t gpu_down_until; /* monotonic ns; 0 = in service (read by pool_describe) */
-    int64_t gpu_backoff_ns;
+    _Atomic int64_t gpu_backoff_ns; /* also set by a verify thread that catches a bad GPU copy */
     int64_t busy_since;      /* 0 = idle (under pool mutex) */
 } worker;
 
@@ -59,7 +60,12 @@ struct pool {
     bool quit;
     int nworkers;
     worker *w;
+    verify_pool *verify;     /* checks and commits what the workers packed */
 };
+
+/* A verify thread decodes one frame on one thread: the pool, not the
+ * frame, spreads over the cores. */
+#define VERIFY_THREADS 1
 
 /* ---- one frame ------------------------------------------------------ */
 
@@ -295,7 +301,7 @@ static void recover(worker *wk, result *r, int fd, const uint8_t *data, size_t l
     int64_t tv = mono_ns();
     size_t packed_max = c->max_frame_bytes + c->max_frame_bytes / 4 + (1u << 20);
     if (commit_read_file(outpath, packed_max, &packed, &plen, err, sizeof err) == 0 &&
-        same_as(packed, plen, data, len, wk->threads, err, sizeof err)) {
+        same_as(packed, plen, data, len, VERIFY_THREADS, err, sizeof err)) {
         r->verify_ms = ms_since(tv);
         r->bytes_out = plen;
         /* the sidecar is written first, so it is there unless someone
@@ -323,28 +329,25 @@ static void recover(worker *wk, result *r, int fd, const uint8_t *data, size_t l
     free(packed);
 }
 
-/* Packs and (with verify) checks; on failure quarantines and returns false. */
-static bool pack_checked(worker *wk, result *r, const uint8_t *data, size_t len,
-                         const char *outname, uint8_t **packed, size_t *plen)
+/* Packs (an encoder's part); on failure quarantines and returns false. */
+static bool pack_frame(worker *wk, result *r, const uint8_t *data, size_t len, frame_layout *lay,
+                       uint8_t **packed, size_t *plen)
 {
-    const aurorad_config *c = &wk->owner->cfg;
-    char err[1024];
-    frame_layout lay;
-    frame_layout_of(data, len, &lay);
-    if (lay.kind != FRAME_FITS_IMAGE) {
+    frame_layout_of(data, len, lay);
+    if (lay->kind != FRAME_FITS_IMAGE) {
         char why[400];
-        snprintf(why, sizeof why, "%s: %s", lay.kind == FRAME_NOT_FITS ? "not a valid FITS file"
-                                                                      : "unsupported FITS file",
-                 lay.why[0] ? lay.why : (r->j.suspect ? r->j.suspect_why : "no reason given"));
+        snprintf(why, sizeof why, "%s: %s", lay->kind == FRAME_NOT_FITS ? "not a valid FITS file"
+                                                                       : "unsupported FITS file",
+                 lay->why[0] ? lay->why : (r->j.suspect ? r->j.suspect_why : "no reason given"));
         quarantine(wk, r, why);
         return false;
     }
-    for (int i = 0; i < lay.nregions; i++)
-        r->pixels += (uint64_t)lay.regions[i].width * lay.regions[i].height;
+    for (int i = 0; i < lay->nregions; i++)
+        r->pixels += (uint64_t)lay->regions[i].width * lay->regions[i].height;
 
     int64_t te = mono_ns();
     aurp_error e = {{0}};
-    aurp_status s = encode(wk, data, len, &lay, packed, plen, r, &e);
+    aurp_status s = encode(wk, data, len, lay, packed, plen, r, &e);
     r->encode_ms = ms_since(te);
     if (s != AURP_OK) {
         char why[400];
@@ -352,9 +355,21 @@ static bool pack_checked(worker *wk, result *r, const uint8_t *data, size_t len,
         quarantine(wk, r, why);
         return false;
     }
+    return true;
+}
+
+/* With verify on, checks the packed copy (a verify thread's part): a copy
+ * a GPU got wrong is redone on the CPU, here, and the GPU is put out of
+ * service; on failure quarantines and returns false. */
+static bool verify_packed(worker *wk, result *r, const uint8_t *data, size_t len,
+                          const frame_layout *lay, const char *outname, uint8_t **packed,
+                          size_t *plen)
+{
+    const aurorad_config *c = &wk->owner->cfg;
+    char err[1024];
     if (!c->verify) return true;
     int64_t tv = mono_ns();
-    bool ok = same_as(*packed, *plen, data, len, wk->threads, err, sizeof err);
+    bool ok = same_as(*packed, *plen, data, len, VERIFY_THREADS, err, sizeof err);
     if (!ok && strcmp(r->device, "cpu") != 0) {
         /* a GPU that writes wrong bytes is a failed GPU */
         log_msg(LOG_ERR, "gpu_failed", "%s: %s packed by %s does not verify (%s); redone on the CPU",
@@ -365,8 +380,10 @@ static bool pack_checked(worker *wk, result *r, const uint8_t *data, size_t len,
         free(*packed);
         *packed = NULL;
         snprintf(r->device, sizeof r->device, "cpu");
-        s = frame_pack(data, len, &lay, &c->codec, NULL, wk->threads, packed, plen, &e);
-        ok = s == AURP_OK && same_as(*packed, *plen, data, len, wk->threads, err, sizeof err);
+        aurp_error e = {{0}};
+        aurp_status s = frame_pack(data, len, lay, &c->codec, NULL, VERIFY_THREADS, packed, plen, &e);
+        ok = s == AURP_OK && same_as(*packed, *plen, data, len, VERIFY_THREADS, err, sizeof err);
+        if (s != AURP_OK) snprintf(err, sizeof err, "%s: %s", aurp_status_name(s), e.msg);
     }
     r->verify_ms = ms_since(tv);
     if (!ok) {
@@ -420,55 +437,126 @@ static void outbox_name_of(const aurorad_config *c, const result *r, const uint8
     snprintf(outname, cap, "%s%s%s", prefix, r->j.name, AURP_EXTENSION);
 }
 
-static void process_open(worker *wk, result *r, int fd, const char *path, int64_t t0)
-{
-    const aurorad_config *c = &wk->owner->cfg;
-    char err[1024], outname[JOB_NAME_MAX + CAPTURE_PREFIX_LEN + 8];
+/* A frame between its encoder and the verify pool: the original's
+ * descriptor (kept open until the release, which checks it), its bytes and
+ * the packed copy.  The verify thread finishes it and reports its result. */
+typedef struct {
+    worker *wk;
+    rnode *rn;
+    int fd;
+    char path[4096 + JOB_NAME_MAX];
+    uint8_t *data, *packed;
+    size_t len, plen;
+    frame_layout lay;
+    char outname[JOB_NAME_MAX + CAPTURE_PREFIX_LEN + 8];
     char outpath[4096 + JOB_NAME_MAX + CAPTURE_PREFIX_LEN + 8];
-    uint8_t *data = NULL, *packed = NULL;
-    size_t len = (size_t)r->j.seen.size, plen = 0;
-    if (commit_read_fd(fd, path, len, &data, err, sizeof err)) {
-        int e = errno;
-        set_outcome(r, e == ESTALE ? OUTCOME_CHANGED : OUTCOME_RETRY_FILE, e, err);
-        return;
-    }
-    r->bytes_in = len;
-    r->read_ms = ms_since(t0);
-    outbox_name_of(c, r, data, len, outname, sizeof outname);
-    snprintf(r->outbox_name, sizeof r->outbox_name, "%s", outname);
-    path_of(outpath, sizeof outpath, c->outbox_dir, outname);
-    if (!unchanged(r, path, fd)) goto out; /* written to while read: not this file */
-    if (access(outpath, F_OK) == 0) {
-        recover(wk, r, fd, data, len, outpath, outname);
-        goto out;
-    }
-    if (!pack_checked(wk, r, data, len, outname, &packed, &plen)) goto out;
-    r->bytes_out = plen;
-    /* what goes to the outbox must be what is in incoming now */
-    if (!unchanged(r, path, fd)) goto out;
-    if (!write_outbox(wk, r, outname, packed, plen)) goto out;
-    r->latency_ms = (double)(mono_ns() - r->j.t_complete_ns) / 1e6;
-    int64_t tr = mono_ns();
-    if (!release(wk, r, fd)) goto out;
-    r->release_ms = ms_since(tr);
-    r->what = OUTCOME_COMMITTED;
-out:
-    free(packed);
-    free(data);
+    bool recover;      /* the outbox already holds outname (a restart): check it, release */
+    int64_t handed_ns; /* monotonic: when the encoder handed it over */
+} finish_task;
+
+static void finish_task_free(finish_task *t)
+{
+    free(t->packed);
+    free(t->data);
+    free(t);
 }
 
-static void process(worker *wk, result *r)
+static void post_result(pool *p, rnode *rn)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->rtail) p->rtail->next = rn;
+    else p->rhead = rn;
+    p->rtail = rn;
+    pthread_mutex_unlock(&p->mu);
+    p->wake(p->ud);
+}
+
+/* Verified, still the same original: outbox copy, then the release (the
+ * order of commit.h). */
+static void commit_packed(finish_task *t)
+{
+    worker *wk = t->wk;
+    result *r = &t->rn->r;
+    if (!verify_packed(wk, r, t->data, t->len, &t->lay, t->outname, &t->packed, &t->plen)) return;
+    r->bytes_out = t->plen;
+    /* what goes to the outbox must be what is in incoming now */
+    if (!unchanged(r, t->path, t->fd)) return;
+    if (!write_outbox(wk, r, t->outname, t->packed, t->plen)) return;
+    r->latency_ms = (double)(mono_ns() - r->j.t_complete_ns) / 1e6;
+    int64_t tr = mono_ns();
+    if (!release(wk, r, t->fd)) return;
+    r->release_ms = ms_since(tr);
+    r->what = OUTCOME_COMMITTED;
+}
+
+/* The verify pool's task: runs on a verify thread. */
+static void finish_frame(void *arg)
+{
+    finish_task *t = arg;
+    result *r = &t->rn->r;
+    r->verify_wait_ms = ms_since(t->handed_ns);
+    if (t->recover) recover(t->wk, r, t->fd, t->data, t->len, t->outpath, t->outname);
+    else commit_packed(t);
+    close(t->fd);
+    post_result(t->wk->owner, t->rn);
+    finish_task_free(t);
+}
+
+/* Reads and packs the frame, then hands it to the verify pool and returns
+ * true (the task owns fd and rn from then on); false with the outcome set
+ * when the frame ends here. */
+static bool process_open(worker *wk, rnode *rn, int fd, const char *path, int64_t t0)
 {
     const aurorad_config *c = &wk->owner->cfg;
+    result *r = &rn->r;
+    char err[1024];
+    finish_task *t = calloc(1, sizeof *t);
+    if (!t) {
+        set_outcome(r, OUTCOME_RETRY_FILE, ENOMEM, "out of memory");
+        return false;
+    }
+    t->wk = wk;
+    t->rn = rn;
+    t->fd = fd;
+    t->len = (size_t)r->j.seen.size;
+    snprintf(t->path, sizeof t->path, "%s", path);
+    if (commit_read_fd(fd, path, t->len, &t->data, err, sizeof err)) {
+        int e = errno;
+        set_outcome(r, e == ESTALE ? OUTCOME_CHANGED : OUTCOME_RETRY_FILE, e, err);
+        goto ends_here;
+    }
+    r->bytes_in = t->len;
+    r->read_ms = ms_since(t0);
+    outbox_name_of(c, r, t->data, t->len, t->outname, sizeof t->outname);
+    snprintf(r->outbox_name, sizeof r->outbox_name, "%s", t->outname);
+    path_of(t->outpath, sizeof t->outpath, c->outbox_dir, t->outname);
+    if (!unchanged(r, path, fd)) goto ends_here; /* written to while read: not this file */
+    if (access(t->outpath, F_OK) == 0) t->recover = true;
+    else if (!pack_frame(wk, r, t->data, t->len, &t->lay, &t->packed, &t->plen)) goto ends_here;
+    t->handed_ns = mono_ns();
+    verify_pool_submit(wk->owner->verify, t);
+    return true;
+ends_here:
+    finish_task_free(t);
+    return false;
+}
+
+/* Returns true when the frame went on to the verify pool (which reports
+ * it), false when its result is ready here. */
+static bool process(worker *wk, rnode *rn)
+{
+    const aurorad_config *c = &wk->owner->cfg;
+    result *r = &rn->r;
     char path[4096 + JOB_NAME_MAX];
     int64_t t0 = mono_ns();
     r->wait_ms = (double)(t0 - r->j.t_complete_ns) / 1e6;
     snprintf(r->device, sizeof r->device, "%s", wk->gpu ? wk->label : "cpu");
     path_of(path, sizeof path, c->incoming_dir, r->j.name);
     int fd = open_frame(wk, r, path);
-    if (fd < 0) return;
-    process_open(wk, r, fd, path, t0);
+    if (fd < 0) return false;
+    if (process_open(wk, rn, fd, path, t0)) return true;
     close(fd);
+    return false;
 }
 
 /* ---- threads -------------------------------------------------------- */
@@ -495,15 +583,12 @@ static void *worker_main(void *arg)
         rn->r.j = n->j;
         rn->r.worker = wk->index;
         free(n);
-        process(wk, &rn->r);
+        bool handed = process(wk, rn);
 
         pthread_mutex_lock(&p->mu);
         wk->busy_since = 0;
-        if (p->rtail) p->rtail->next = rn;
-        else p->rhead = rn;
-        p->rtail = rn;
         pthread_mutex_unlock(&p->mu);
-        p->wake(p->ud);
+        if (!handed) post_result(p, rn);
     }
 }
 
@@ -595,12 +680,25 @@ pool *pool_start(const aurorad_config *cfg, void (*wake)(void *), void *ud)
             snprintf(wk->label, sizeof wk->label, "cpu");
         }
     }
+    /* all cores by default: verify threads decode one frame each */
+    p->verify = verify_pool_start(cfg->verify_workers > 0 ? cfg->verify_workers : cpu_count(),
+                                  finish_frame);
+    if (!p->verify) abort();
     for (int i = 0; i < p->nworkers; i++)
         if (pthread_create(&p->w[i].thread, NULL, worker_main, &p->w[i]) != 0) abort();
     return p;
 }
 
 int pool_workers(const pool *p) { return p->nworkers; }
+
+int pool_verify_workers(const pool *p) { return verify_pool_threads(p->verify); }
+
+int pool_threads(const pool *p)
+{
+    int n = verify_pool_threads(p->verify);
+    for (int i = 0; i < p->nworkers; i++) n += p->w[i].gpu ? 1 : p->w[i].threads;
+    return n;
+}
 
 int pool_gpu_states(pool *p, char labels[][48], bool *up, int max)
 {
@@ -674,7 +772,7 @@ bool pool_healthy(pool *p, int64_t stuck_ns)
     for (int i = 0; i < p->nworkers; i++)
         if (p->w[i].busy_since && now - p->w[i].busy_since > stuck_ns) ok = false;
     pthread_mutex_unlock(&p->mu);
-    return ok;
+    return ok && verify_pool_healthy(p->verify, now, stuck_ns);
 }
 
 void pool_stop(pool *p)
@@ -685,6 +783,8 @@ void pool_stop(pool *p)
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->nworkers; i++) pthread_join(p->w[i].thread, NULL);
+    /* the encoders are done: what they handed over is verified and committed */
+    verify_pool_stop(p->verify);
     for (int i = 0; i < p->nworkers; i++)
         if (p->w[i].gpu) aurp_gpu_close(p->w[i].gpu);
     while (p->rhead) {

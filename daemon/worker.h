@@ -1,11 +1,17 @@
 /* aurorad workers: threads that take frames from disk to the outbox.
  *
  * One worker per GPU handle (split: columns = one handle over every device;
- * split: frames = one handle per device) and cpu_workers CPU workers.  A job
- * is only a file name: the worker reads the file, packs it (frame/), verifies
- * it, commits it (commit.c) and reports a result to the loop thread through
- * the wake callback.  The loop never blocks on a worker, and a worker never
- * touches the loop's data.
+ * split: frames = one handle per device) and cpu_workers CPU workers, the
+ * encoders; and verify_workers verify threads (verifypool.h).  A job is only
+ * a file name: the encoder reads the file and packs it (frame/), then hands
+ * the packed copy to the verify pool and takes its next job; a verify thread
+ * checks the copy, commits it (commit.c) and reports a result to the loop
+ * thread through the wake callback.  A frame that ends before it is packed
+ * (quarantine, changed, vanished) is reported by its encoder.  The loop
+ * never blocks on a worker, and a worker never touches the loop's data.
+ *
+ * Threads, bounded: GPU workers + cpu_workers x cpu_threads + verify_workers
+ * (pool_threads), besides the loop and libuv's own pool.
  */
 #ifndef AURORAD_WORKER_H
 #define AURORAD_WORKER_H
@@ -61,6 +67,7 @@ typedef struct {
     char device[48];
     uint64_t bytes_in, bytes_out, pixels;
     double wait_ms, read_ms, encode_ms, verify_ms, write_ms, release_ms, latency_ms;
+    double verify_wait_ms; /* packed, waiting for a verify thread */
     int err_no;          /* RETRY_* / HELD: errno of the fault */
     bool gpu_fallback;   /* a GPU failed on this frame; it was redone on the CPU */
     char outbox_name[320]; /* COMMITTED / RECOVERED: the packed copy's name in the outbox */
@@ -73,7 +80,13 @@ typedef struct pool pool;
  * result is ready (uv_async_send).  Logs which devices it found. */
 pool *pool_start(const aurorad_config *cfg, void (*wake)(void *), void *ud);
 
+/* Encoders (GPU and CPU workers). */
 int pool_workers(const pool *p);
+/* Threads of the verify pool. */
+int pool_verify_workers(const pool *p);
+/* Every thread that packs or verifies: GPU workers + CPU workers x their
+ * threads + verify threads. */
+int pool_threads(const pool *p);
 /* The GPU handles: "gpu:0" (or "gpu:0+1" with split: columns) labels and
  * whether each is in service now; returns how many (at most max). */
 int pool_gpu_states(pool *p, char labels[][48], bool *up, int max);

@@ -2,7 +2,9 @@
 # aurorad on the device machine: the real daemon, real directories, the
 # simulator writing 1024 x 1024 frames, with 1, 2, ... GPUs in column-split
 # and frame-parallel mode.  Prints per-frame latency (median, p90, max) from
-# the daemon's own JSON log lines.  Binaries and the shared libraries they
+# the daemon's own JSON log lines, and for the burst the backlog drain rate
+# next to the encoders' rate and the all-core verify pool's rate (issue #10
+# item 4: the drain should reach at least 80 % of the slower of the two).  Binaries and the shared libraries they
 # need (libuv, cfitsio, libyaml, libsystemd: not installed on those machines)
 # come in the carried folder .carry/ (scripts/carry-for-device.sh makes it).
 #   scripts/device-daemon.sh [FRAMES] [INTERVAL_SECONDS]
@@ -61,13 +63,35 @@ YAML
     python3 - "$OUTDIR/$name.log" "$name" "$FRAMES" <<'PY'
 import json, sys, statistics as st
 path, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-frames = []
+import re
+from datetime import datetime
+frames, started = [], {}
 for line in open(path):
     line = line.strip()
     if line.startswith('<'): line = line[line.index('>') + 1:]
     try: j = json.loads(line)
     except ValueError: continue
     if j.get('event') == 'frame': frames.append(j)
+    if j.get('event') == 'started': started = j
+def secs(f): # wall time of the log line
+    return datetime.strptime(f['ts'], '%Y-%m-%dT%H:%M:%S.%fZ').timestamp()
+def rates(fs):
+    # encoders: each device label's workers at its mean encode time ("cpu xN" from
+    # the started line); verify: every verify thread at the mean verify time; drain:
+    # the burst's frames over the time from the first one complete to the last commit
+    cpu_n = int((re.search(r'cpu x(\d+)', started.get('devices', '')) or [0, 1])[1])
+    enc = 0.0
+    for dev in {f['device'] for f in fs}:
+        ms = st.mean(f['encode_ms'] for f in fs if f['device'] == dev) or 1e-3
+        enc += (cpu_n if dev == 'cpu' else 1) * 1000 / ms
+    vms = st.mean(f['verify_ms'] for f in fs) or 1e-3
+    ver = started.get('verify_workers', 1) * 1000 / vms
+    t0 = min(secs(f) - f['latency_ms'] / 1e3 for f in fs)
+    drain = len(fs) / max(1e-3, max(secs(f) for f in fs) - t0)
+    slower = min(enc, ver)
+    print(f"{name:14s} burst   drain {drain:7.1f} frames/s  encode {enc:7.1f} frames/s ({started.get('workers')} encoders)"
+          f"  verify {ver:7.1f} frames/s ({started.get('verify_workers')} verify threads)"
+          f"  drain/slower {100 * drain / slower:5.1f} % (target >= 80 %)")
 def row(label, fs):
     if not fs: print(f"{name:14s} {label:7s} no frames"); return
     lat = sorted(f['latency_ms'] for f in fs); enc = sorted(f.get('encode_ms', 0) for f in fs)
@@ -76,6 +100,7 @@ def row(label, fs):
     print(f"{name:14s} {label:7s} frames {len(fs):3d}  latency ms median {st.median(lat):8.1f} p90 {q(lat,.9):8.1f} max {lat[-1]:8.1f}"
           f"  encode ms median {st.median(enc):7.1f}  bpp {st.mean(f['bpp'] for f in fs):.3f}  devices {','.join(devs)}")
 row('steady', frames[:n]); row('burst', frames[n:])
+if frames[n:]: rates(frames[n:])
 PY
 }
 
