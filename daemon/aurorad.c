@@ -36,6 +36,8 @@
 
 typedef struct {
     char cfg_path[4096];
+    bool log_format_forced;        /* --log-format given: it wins over the file's log_format */
+    config_log_format log_format_flag;
     aurorad_config cfg, pending;
     uv_loop_t *loop;
     uv_fs_event_t watch;
@@ -893,13 +895,19 @@ static void begin_reload(void)
     if (D.inflight == 0) finish_reload();
 }
 
+static void setup_logging(void)
+{
+    log_setup(D.cfg.log_level, D.cfg.log_prefix,
+              D.log_format_forced ? D.log_format_flag : D.cfg.log_format);
+}
+
 static void finish_reload(void)
 {
     aurorad_config old = D.cfg;
     stop_workers_and_watch();
     D.reload_pending = false;
     D.cfg = D.pending;
-    log_setup(D.cfg.log_level, D.cfg.log_prefix);
+    setup_logging();
     char err[1200];
     bool ok = setup_dirs(&D.cfg, err, sizeof err) == 0;
     if (!ok) log_msg(LOG_ERR, "reload_failed", "%s; keeping the running configuration", err);
@@ -925,7 +933,7 @@ static void finish_reload(void)
     }
     if (!ok) {
         D.cfg = old;
-        log_setup(D.cfg.log_level, D.cfg.log_prefix);
+        setup_logging();
         if (start_workers_and_watch(false) != 0) {
             log_msg(LOG_CRIT, "reload_failed", "cannot restart with the previous configuration either");
             exit(EXIT_FAILURE); /* systemd restarts us; nothing is lost */
@@ -1000,7 +1008,9 @@ static void usage(FILE *f)
             "usage: aurorad -c FILE          run with this configuration\n"
             "       aurorad --check-config FILE   check a configuration and exit\n"
             "       aurorad --queue [-c FILE]     show the queue (outbox, incoming, totals) like mailq\n"
-            "       aurorad --version\n");
+            "       aurorad --version\n"
+            "options: --log-format auto|json|text   readable lines or JSON (auto: text on a\n"
+            "         terminal, JSON otherwise, e.g. for journald); overrides log_format\n");
 }
 
 static int take_lock(const char *state_dir)
@@ -1027,6 +1037,7 @@ int main(int argc, char **argv)
                                          {"check-config", required_argument, NULL, 'C'},
                                          {"version", no_argument, NULL, 'V'},
                                          {"queue", no_argument, NULL, 'Q'},
+                                         {"log-format", required_argument, NULL, 'L'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *cfg_path = NULL, *check = NULL;
@@ -1037,6 +1048,14 @@ int main(int argc, char **argv)
         case 'c': cfg_path = optarg; break;
         case 'C': check = optarg; break;
         case 'Q': queue = true; break;
+        case 'L':
+            if (config_log_format_from_name(optarg, &D.log_format_flag)) {
+                fprintf(stderr, "aurorad: --log-format: expected auto, json or text, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            D.log_format_forced = true;
+            break;
         case 'V': printf("aurorad %s\n", AURORAD_VERSION); return 0;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -1047,12 +1066,15 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    char err[1200];
+    char err[16384];
     if (check) {
         aurorad_config c;
         if (config_load(check, &c, err, sizeof err) != 0 ||
             config_check_dirs_on_disk(&c, check, err, sizeof err) != 0) {
+            int lines = 1;
+            for (const char *q = err; *q; q++) lines += *q == '\n';
             fprintf(stderr, "%s\n", err);
+            if (lines > 1) fprintf(stderr, "%s: %d errors\n", check, lines);
             return 1;
         }
         if (c.outbox_group[0] && !getgrnam(c.outbox_group)) {
@@ -1073,13 +1095,13 @@ int main(int argc, char **argv)
         return queue_print(&c, cfg_path, 50, stdout);
     }
     snprintf(D.cfg_path, sizeof D.cfg_path, "%s", cfg_path);
-    log_setup(LOG_INFO, LOG_PREFIX_AUTO);
+    log_setup(LOG_INFO, LOG_PREFIX_AUTO, D.log_format_forced ? D.log_format_flag : LOG_FORMAT_AUTO);
     if (config_load(cfg_path, &D.cfg, err, sizeof err) != 0 ||
         config_check_dirs_on_disk(&D.cfg, cfg_path, err, sizeof err) != 0) {
         log_msg(LOG_ERR, "config_error", "%s", err);
         return 1;
     }
-    log_setup(D.cfg.log_level, D.cfg.log_prefix);
+    setup_logging();
     if (setup_dirs(&D.cfg, err, sizeof err) != 0) {
         log_msg(LOG_ERR, "start_failed", "%s", err);
         return 1;

@@ -26,6 +26,7 @@ void config_defaults(aurorad_config *c)
     c->cpu_workers = -1;
     c->cpu_threads = -1;
     c->max_in_flight = -1;
+    c->verify_workers = -1;
     c->budget_seconds = 15;
     c->verify = true;
     c->settle_ms = 500;
@@ -41,28 +42,110 @@ void config_defaults(aurorad_config *c)
     c->disk_warn_free = 2ull << 30;
 }
 
+int config_log_format_from_name(const char *s, config_log_format *f)
+{
+    if (!s) return -1;
+    if (!strcmp(s, "auto")) *f = LOG_FORMAT_AUTO;
+    else if (!strcmp(s, "json")) *f = LOG_FORMAT_JSON;
+    else if (!strcmp(s, "text")) *f = LOG_FORMAT_TEXT;
+    else return -1;
+    return 0;
+}
+
 const char *config_split_name(config_split s)
 {
     return s == SPLIT_FRAMES ? "frames" : "columns";
 }
 
+/* Every error is collected, one per line in err, so that an operator
+ * fixes a file in one go instead of one error per run. */
 typedef struct {
     const char *name;
     yaml_document_t *doc;
     char *err;
     size_t err_len;
+    int errors;
 } parse_ctx;
 
-static int fail_at(parse_ctx *px, const yaml_node_t *n, const char *fmt, ...)
+/* Appends one line (msg) to the error text; returns -1. */
+static int add_error(parse_ctx *px, const char *msg)
 {
-    int len = snprintf(px->err, px->err_len, "%s:%zu:%zu: ", px->name,
-                       n ? n->start_mark.line + 1 : 1, n ? n->start_mark.column + 1 : 1);
-    if (len < 0 || (size_t)len >= px->err_len) return -1;
+    size_t used = px->errors ? strlen(px->err) : 0;
+    if (used + 1 < px->err_len)
+        snprintf(px->err + used, px->err_len - used, "%s%s", px->errors ? "\n" : "", msg);
+    px->errors++;
+    return -1;
+}
+
+static int fail_at_mark(parse_ctx *px, size_t line, size_t col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail_at_mark(parse_ctx *px, size_t line, size_t col, const char *fmt, ...)
+{
+    char msg[CONFIG_PATH_MAX * 3 + 512];
+    int len = snprintf(msg, sizeof msg, "%s:%zu:%zu: ", px->name, line + 1, col + 1);
+    if (len < 0 || (size_t)len >= sizeof msg) return add_error(px, msg);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(px->err + len, px->err_len - (size_t)len, fmt, ap);
+    vsnprintf(msg + len, sizeof msg - (size_t)len, fmt, ap);
     va_end(ap);
-    return -1;
+    return add_error(px, msg);
+}
+
+static int fail_at(parse_ctx *px, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail_at(parse_ctx *px, const yaml_node_t *n, const char *fmt, ...)
+{
+    char msg[CONFIG_PATH_MAX * 3 + 512];
+    int len = snprintf(msg, sizeof msg, "%s:%zu:%zu: ", px->name,
+                       n ? n->start_mark.line + 1 : 1, n ? n->start_mark.column + 1 : 1);
+    if (len < 0 || (size_t)len >= sizeof msg) return add_error(px, msg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg + len, sizeof msg - (size_t)len, fmt, ap);
+    va_end(ap);
+    return add_error(px, msg);
+}
+
+/* YAML forbids tabs in indentation; libyaml's own words for it ("found
+ * character that cannot start any token") do not say so.  Reports every
+ * such line; returns how many. */
+static int report_indent_tabs(parse_ctx *px, const char *text, size_t len)
+{
+    int found = 0;
+    size_t line = 0, col = 0;
+    bool indent = true;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (ch == '\n') {
+            line++;
+            col = 0;
+            indent = true;
+            continue;
+        }
+        if (indent && ch == '\t') {
+            fail_at_mark(px, line, col, "YAML forbids tabs for indentation: line %zu col %zu "
+                         "(indent with spaces)", line + 1, col + 1);
+            found++;
+            indent = false; /* one report per line */
+        } else if (ch != ' ') {
+            indent = false;
+        }
+        col++;
+    }
+    return found;
+}
+
+/* Whether the top-level mapping has KEY (present but wrong is reported
+ * where it is, not again as missing). */
+static bool has_key(parse_ctx *px, yaml_node_t *root, const char *key)
+{
+    if (root->type != YAML_MAPPING_NODE) return false;
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+        yaml_node_t *kn = yaml_document_get_node(px->doc, p->key);
+        if (kn && kn->type == YAML_SCALAR_NODE && !strcmp((const char *)kn->data.scalar.value, key))
+            return true;
+    }
+    return false;
 }
 
 static const char *scalar(const yaml_node_t *n)
@@ -154,9 +237,9 @@ static int get_bytes(parse_ctx *px, const yaml_node_t *n, const char *key, uint6
     return 0;
 }
 
-static int get_bool(parse_ctx *px, const yaml_node_t *n, const char *key, bool *dst)
+/* true/yes/on or false/no/off; -1 (nothing reported) otherwise. */
+static int parse_bool(const char *s, bool *dst)
 {
-    const char *s = scalar(n);
     if (s && (!strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcasecmp(s, "on"))) {
         *dst = true;
         return 0;
@@ -165,6 +248,12 @@ static int get_bool(parse_ctx *px, const yaml_node_t *n, const char *key, bool *
         *dst = false;
         return 0;
     }
+    return -1;
+}
+
+static int get_bool(parse_ctx *px, const yaml_node_t *n, const char *key, bool *dst)
+{
+    if (parse_bool(scalar(n), dst) == 0) return 0;
     return fail_at(px, n, "%s: expected true or false", key);
 }
 
@@ -176,18 +265,24 @@ static int each_pair(parse_ctx *px, yaml_node_t *map, const char *what, pair_fn 
                      aurorad_config *c)
 {
     if (map->type != YAML_MAPPING_NODE) return fail_at(px, map, "%s: expected a mapping", what);
+    int rc = 0;
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
         yaml_node_t *kn = yaml_document_get_node(px->doc, p->key);
         yaml_node_t *vn = yaml_document_get_node(px->doc, p->value);
         const char *key = scalar(kn);
-        if (!key) return fail_at(px, kn, "%s: keys must be plain strings", what);
-        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
-            const char *prev = scalar(yaml_document_get_node(px->doc, q->key));
-            if (prev && !strcmp(prev, key)) return fail_at(px, kn, "duplicate key '%s'", key);
+        if (!key) {
+            rc = fail_at(px, kn, "%s: keys must be plain strings", what);
+            continue;
         }
-        if (fn(px, key, kn, vn, c)) return -1;
+        bool dup = false;
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p && !dup; q++) {
+            const char *prev = scalar(yaml_document_get_node(px->doc, q->key));
+            dup = prev && !strcmp(prev, key);
+        }
+        if (dup) rc = fail_at(px, kn, "duplicate key '%s'", key);
+        else if (fn(px, key, kn, vn, c)) rc = -1; /* reported; go on to the next key */
     }
-    return 0;
+    return rc;
 }
 
 static int codec_pair(parse_ctx *px, const char *key, yaml_node_t *kn, yaml_node_t *vn,
@@ -258,6 +353,7 @@ static int top_pair(parse_ctx *px, const char *key, yaml_node_t *kn, yaml_node_t
     if (!strcmp(key, "cpu_workers")) return get_int_auto(px, vn, key, 0, 256, &c->cpu_workers);
     if (!strcmp(key, "cpu_threads")) return get_int_auto(px, vn, key, 1, 256, &c->cpu_threads);
     if (!strcmp(key, "max_in_flight")) return get_int_auto(px, vn, key, 1, 1024, &c->max_in_flight);
+    if (!strcmp(key, "verify_workers")) return get_int_auto(px, vn, key, 1, 1024, &c->verify_workers);
     if (!strcmp(key, "budget_seconds"))
         return get_double(px, vn, key, 0.001, 86400, &c->budget_seconds);
     if (!strcmp(key, "verify")) return get_bool(px, vn, key, &c->verify);
@@ -291,8 +387,13 @@ static int top_pair(parse_ctx *px, const char *key, yaml_node_t *kn, yaml_node_t
             return 0;
         }
         bool b;
-        if (get_bool(px, vn, key, &b)) return fail_at(px, vn, "log_prefix: expected auto, true or false");
+        if (parse_bool(s, &b)) return fail_at(px, vn, "log_prefix: expected auto, true or false");
         c->log_prefix = b ? LOG_PREFIX_ON : LOG_PREFIX_OFF;
+        return 0;
+    }
+    if (!strcmp(key, "log_format")) {
+        if (config_log_format_from_name(scalar(vn), &c->log_format))
+            return fail_at(px, vn, "log_format: expected auto, json or text");
         return 0;
     }
     if (!strcmp(key, "outbox_names")) {
@@ -390,8 +491,10 @@ static int check_whole(parse_ctx *px, yaml_node_t *root, aurorad_config *c)
 {
     static const char *required[] = {"incoming_dir", "outbox_dir", "quarantine_dir", "state_dir"};
     const char *vals[] = {c->incoming_dir, c->outbox_dir, c->quarantine_dir, c->state_dir};
+    int rc = 0;
     for (int i = 0; i < 4; i++)
-        if (!vals[i][0]) return fail_at(px, root, "missing required key '%s'", required[i]);
+        if (!vals[i][0] && !has_key(px, root, required[i]))
+            rc = fail_at(px, root, "missing required key '%s'", required[i]);
     const char *dirs[5];
     dir_values(c, dirs);
     char norm[5][CONFIG_PATH_MAX];
@@ -406,8 +509,7 @@ static int check_whole(parse_ctx *px, yaml_node_t *root, aurorad_config *c)
                                  root->start_mark.line + 1, root->start_mark.column + 1);
                 (void)n;
                 relation_error(msg, sizeof msg, prefix, rel, i, j, norm[i], norm[j]);
-                snprintf(px->err, px->err_len, "%s", msg);
-                return -1;
+                rc = add_error(px, msg);
             }
         }
     aurp_params d;
@@ -416,12 +518,10 @@ static int check_whole(parse_ctx *px, yaml_node_t *root, aurorad_config *c)
     if (c->codec.equations < 0) c->codec.equations = d.equations;
     if (c->codec.threshold < 0) c->codec.threshold = d.threshold;
     aurp_error e;
-    if (aurp_params_check(&c->codec, &e) != AURP_OK)
-        return fail_at(px, root, "codec: %s", e.msg);
+    if (aurp_params_check(&c->codec, &e) != AURP_OK) rc = fail_at(px, root, "codec: %s", e.msg);
     if (c->ngpu_devices && c->gpus > c->ngpu_devices)
-        return fail_at(px, root, "gpus: %d but gpu_devices lists only %d", c->gpus,
-                       c->ngpu_devices);
-    return 0;
+        rc = fail_at(px, root, "gpus: %d but gpu_devices lists only %d", c->gpus, c->ngpu_devices);
+    return rc;
 }
 
 int config_parse_string(const char *text, size_t len, const char *name, aurorad_config *c,
@@ -435,23 +535,27 @@ int config_parse_string(const char *text, size_t len, const char *name, aurorad_
         snprintf(err, err_len, "%s: cannot initialise the YAML parser", name);
         return -1;
     }
+    if (err_len) err[0] = 0;
+    parse_ctx px = {name, &doc, err, err_len, 0};
+    int tabs = report_indent_tabs(&px, text, len);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &doc)) {
-        snprintf(err, err_len, "%s:%zu:%zu: %s%s%s", name, parser.problem_mark.line + 1,
-                 parser.problem_mark.column + 1, parser.problem ? parser.problem : "YAML error",
-                 parser.context ? " " : "", parser.context ? parser.context : "");
+        /* the tab lines, already explained, are usually what the parser hit */
+        if (!tabs)
+            fail_at_mark(&px, parser.problem_mark.line, parser.problem_mark.column, "%s%s%s",
+                         parser.problem ? parser.problem : "YAML error", parser.context ? " " : "",
+                         parser.context ? parser.context : "");
         yaml_parser_delete(&parser);
         return -1;
     }
-    parse_ctx px = {name, &doc, err, err_len};
-    int rc = 0;
+    int rc = tabs ? -1 : 0;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     if (!root) {
-        snprintf(err, err_len, "%s:1:1: the file is empty", name);
+        if (!tabs) fail_at_mark(&px, 0, 0, "the file is empty");
         rc = -1;
     } else {
-        rc = each_pair(&px, root, "top level", top_pair, &tmp);
-        if (!rc) rc = check_whole(&px, root, &tmp);
+        if (each_pair(&px, root, "top level", top_pair, &tmp)) rc = -1;
+        if (root->type == YAML_MAPPING_NODE && check_whole(&px, root, &tmp)) rc = -1;
     }
     /* A second document would be ignored silently: refuse it. */
     if (!rc) {

@@ -18,6 +18,8 @@
 
 typedef enum { SPLIT_COLUMNS = 0, SPLIT_FRAMES = 1 } config_split;
 typedef enum { LOG_PREFIX_AUTO = 0, LOG_PREFIX_ON = 1, LOG_PREFIX_OFF = 2 } config_log_prefix;
+/* auto: readable text when stderr is a terminal, JSON otherwise (journald, files) */
+typedef enum { LOG_FORMAT_AUTO = 0, LOG_FORMAT_JSON = 1, LOG_FORMAT_TEXT = 2 } config_log_format;
 
 typedef struct {
     /* directories (done_dir empty: originals are deleted after commit) */
@@ -49,6 +51,7 @@ typedef struct {
     /* logging and status */
     int log_level;                  /* syslog priority: LOG_ERR..LOG_DEBUG */
     config_log_prefix log_prefix;
+    config_log_format log_format;
     int latency_window;             /* frames in the STATUS latency window */
     /* transmission contract (docs/OPERATIONS.md section 12) */
     bool outbox_capture_names;      /* outbox_names: capture (default) or plain */
@@ -75,6 +78,9 @@ int config_parse_string(const char *text, size_t len, const char *name, aurorad_
 
 
 const char *config_split_name(config_split s);
+
+/* "auto", "json", "text" -> *f; -1 for anything else. */
+int config_log_format_from_name(const char *s, config_log_format *f);
 
 #define CONFIG_DEFAULT_MAX_FRAME_BYTES (256ull << 20)
 

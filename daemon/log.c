@@ -11,6 +11,7 @@
 
 static int g_level = LOG_INFO;
 static bool g_prefix = false;
+static bool g_text = false;
 
 /* JOURNAL_STREAM="DEV:INODE" names the journal stream systemd connected; it
  * is inherited by children, so compare with what stderr really is. */
@@ -23,11 +24,14 @@ static bool stderr_is_journal(void)
     return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
-void log_setup(int level, config_log_prefix prefix)
+void log_setup(int level, config_log_prefix prefix, config_log_format format)
 {
     g_level = level;
     g_prefix = prefix == LOG_PREFIX_ON || (prefix == LOG_PREFIX_AUTO && stderr_is_journal());
+    g_text = format == LOG_FORMAT_TEXT || (format == LOG_FORMAT_AUTO && isatty(2));
 }
+
+bool log_is_text(void) { return g_text; }
 
 bool log_enabled(int level) { return level <= g_level; }
 
@@ -71,8 +75,25 @@ static void put_escaped(log_line *l, const char *s)
     put(l, "\"", 1);
 }
 
+/* Text: a value goes bare unless it is empty or holds a space, a quote, a
+ * backslash, '=' or a control character; then quoted and escaped as JSON. */
+static void put_text_value(log_line *l, const char *s)
+{
+    bool bare = *s != 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && bare; p++)
+        if (*p <= 0x20 || *p == '"' || *p == '\\' || *p == '=' || *p == 0x7f) bare = false;
+    if (bare) put(l, s, strlen(s));
+    else put_escaped(l, s);
+}
+
 static void put_key(log_line *l, const char *key)
 {
+    if (g_text) {
+        put(l, " ", 1);
+        put(l, key, strlen(key));
+        put(l, "=", 1);
+        return;
+    }
     put(l, ",", 1);
     put_escaped(l, key);
     put(l, ":", 1);
@@ -92,8 +113,14 @@ void log_begin(log_line *l, int level, const char *event)
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
     char t[64];
-    size_t n = strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%S", &tm);
+    size_t n = strftime(t, sizeof t, g_text ? "%Y-%m-%d %H:%M:%S" : "%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(t + n, sizeof t - n, ".%03ldZ", ts.tv_nsec / 1000000);
+    if (g_text) {
+        char head[160];
+        int hn = snprintf(head, sizeof head, "%s %-7s %s", t, log_level_name(level), event);
+        put(l, head, hn > 0 && (size_t)hn < sizeof head ? (size_t)hn : 0);
+        return;
+    }
     put(l, "{\"ts\":", 6);
     put_escaped(l, t);
     put_key(l, "level");
@@ -105,8 +132,9 @@ void log_begin(log_line *l, int level, const char *event)
 void log_str(log_line *l, const char *key, const char *val)
 {
     put_key(l, key);
-    if (val) put_escaped(l, val);
-    else put(l, "null", 4);
+    if (!val) put(l, "null", 4);
+    else if (g_text) put_text_value(l, val);
+    else put_escaped(l, val);
 }
 
 void log_int(log_line *l, const char *key, int64_t val)
@@ -138,7 +166,8 @@ void log_bool(log_line *l, const char *key, bool val)
 void log_end(log_line *l)
 {
     if (!log_enabled(l->level)) return;
-    put(l, "}\n", 2);
+    if (g_text) put(l, "\n", 1);
+    else put(l, "}\n", 2);
     /* one write per line; a short write on a pipe of this size does not happen */
     ssize_t w = write(2, l->buf, l->len);
     (void)w;

@@ -1,4 +1,7 @@
-/* aurorad logging: one JSON object per line on stderr.
+/* aurorad logging: one JSON object per line on stderr, or, when stderr is a
+ * terminal (log_format: auto) or log_format is text, one readable line:
+ *   2026-11-23 13:40:59.788Z notice  stopped frames_done=6 reason="a b"
+ * with the same fields in the same order.
  *
  * With the prefix on, every line starts with "<N>" (N = syslog priority,
  * sd-daemon(3)); journald strips it and files the line at that priority, so
@@ -16,7 +19,9 @@
 
 #include "config.h"
 
-void log_setup(int level, config_log_prefix prefix);
+void log_setup(int level, config_log_prefix prefix, config_log_format format);
+/* Whether lines are readable text now (else JSON). */
+bool log_is_text(void);
 bool log_enabled(int level);
 
 /* A line under construction: log_begin, fields, log_end. */

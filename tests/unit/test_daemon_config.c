@@ -173,3 +173,54 @@ Test(daemon_config, profile_defaults_and_overrides)
     cr_assert_eq(config_load(p, &c, err, sizeof err), 0, "%s", err);
     cr_assert(c.codec.profile == AURP_PROFILE_LSMIX && c.codec.order == 6 && c.codec.equations == 17);
 }
+
+Test(daemon_config, every_error_is_reported_one_per_line)
+{
+    const char *p = write_file("many.yaml", BASE "gpus: four\nsplit: rows\ngpu: 2\nverify_workers: 0\n");
+    aurorad_config c;
+    char err[4096], want[4096];
+    cr_assert_neq(config_load(p, &c, err, sizeof err), 0);
+    snprintf(want, sizeof want,
+             "%s:5:7: gpus: 'four' is not an integer\n"
+             "%s:6:8: split: expected 'columns' or 'frames'\n"
+             "%s:7:1: unknown key 'gpu'\n"
+             "%s:8:17: verify_workers: 0 is outside 1..1024",
+             p, p, p, p);
+    cr_assert_str_eq(err, want);
+}
+
+Test(daemon_config, a_key_present_but_wrong_is_not_also_missing)
+{
+    const char *p = write_file("rel.yaml", "incoming_dir: relative\noutbox_dir: /o\n"
+                                           "quarantine_dir: /q\nstate_dir: /s\n");
+    aurorad_config c;
+    char err[4096], want[4096];
+    cr_assert_neq(config_load(p, &c, err, sizeof err), 0);
+    snprintf(want, sizeof want, "%s:1:15: incoming_dir: 'relative' is not an absolute path", p);
+    cr_assert_str_eq(err, want);
+}
+
+Test(daemon_config, tabs_in_indentation_are_explained_on_every_line)
+{
+    const char *p = write_file("tabs.yaml", BASE "codec:\n\torder: 11\n  \tequations: 7\n");
+    aurorad_config c;
+    char err[4096], want[4096];
+    cr_assert_neq(config_load(p, &c, err, sizeof err), 0);
+    snprintf(want, sizeof want,
+             "%s:6:1: YAML forbids tabs for indentation: line 6 col 1 (indent with spaces)\n"
+             "%s:7:3: YAML forbids tabs for indentation: line 7 col 3 (indent with spaces)",
+             p, p);
+    cr_assert_str_eq(err, want);
+}
+
+Test(daemon_config, verify_workers_auto_or_a_count)
+{
+    aurorad_config c;
+    char err[1024];
+    const char *p = write_file("vw.yaml", BASE "verify_workers: 3\n");
+    cr_assert_eq(config_load(p, &c, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(c.verify_workers, 3);
+    p = write_file("vw2.yaml", BASE "verify_workers: auto\n");
+    cr_assert_eq(config_load(p, &c, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(c.verify_workers, -1);
+}
