@@ -27,6 +27,7 @@
 #include "housekeep.h"
 #include "intake.h"
 #include "log.h"
+#include "journal.h"
 #include "metrics.h"
 #include "queue.h"
 #include "stats.h"
@@ -132,6 +133,15 @@ static int setup_dirs(const aurorad_config *c, char *err, size_t err_len)
             return -1;
         }
     }
+    /* the commit journal first: whether a temporary outbox file is still
+     * there tells a commit that never happened (journal.h) */
+    int dropped = 0;
+    int kept = journal_resolve(c->state_dir, c->outbox_dir, &dropped, err, err_len);
+    if (kept < 0) return -1;
+    if (kept || dropped)
+        log_msg(LOG_NOTICE, "journal_resolved", "%d frame(s) committed before the restart are "
+                "released without packing if the sender took them; %d unfinished commit(s) "
+                "dropped (packed again)", kept, dropped);
     /* stale temporary files of a killed process: never visible as frames
      * (hidden names), removed so they do not accumulate */
     for (int i = 1; i < 5; i++) {
@@ -414,6 +424,7 @@ static void log_frame(const result *r)
         log_num(&l, "budget_ms", D.cfg.budget_seconds * 1e3, 0);
     }
     if (r->gpu_fallback) log_bool(&l, "gpu_fallback", true);
+    if (r->already_sent) log_bool(&l, "already_sent", true);
     log_end(&l);
 }
 

@@ -97,6 +97,43 @@ int commit_write_atomic(const char *dir, const char *name, const void *data, siz
     return commit_fsync_dir(dir, err, err_len);
 }
 
+int commit_write_temp(const char *dir, const void *data, size_t len, char *tmp_name,
+                      size_t tmp_cap, char *err, size_t err_len)
+{
+    static _Atomic unsigned long serial;
+    char tmp[PATHLEN];
+    snprintf(tmp_name, tmp_cap, ".tmp-%ld-j%lu", (long)getpid(), ++serial);
+    snprintf(tmp, sizeof tmp, "%s/%s", dir, tmp_name);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (fd < 0) return fail(err, err_len, tmp, "create");
+    if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+        int e = errno;
+        fail(err, err_len, tmp, "write");
+        close(fd);
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    if (close(fd) != 0 || commit_fsync_dir(dir, err, err_len) != 0) {
+        int e = errno;
+        fail(err, err_len, tmp, "close");
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+int commit_rename_into_place(const char *dir, const char *tmp_name, const char *name, char *err,
+                             size_t err_len)
+{
+    char tmp[PATHLEN], dst[PATHLEN];
+    snprintf(tmp, sizeof tmp, "%s/%s", dir, tmp_name);
+    snprintf(dst, sizeof dst, "%s/%s", dir, name);
+    if (rename(tmp, dst) != 0) return fail(err, err_len, dst, "rename into place");
+    return commit_fsync_dir(dir, err, err_len);
+}
+
 static int copy_file(const char *src, const char *dst_dir, const char *dst_name, char *err,
                      size_t err_len)
 {

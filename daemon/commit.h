@@ -26,6 +26,18 @@ int commit_fsync_dir(const char *dir, char *err, size_t err_len);
 int commit_write_atomic(const char *dir, const char *name, const void *data, size_t len,
                         char *err, size_t err_len);
 
+/* Step 1 alone, made durable as a directory entry too (fsync of DIR), so
+ * that a journal entry written next (journal.h) may name it: writes
+ * DIR/.tmp-PID-N and returns its name in tmp_name. */
+int commit_write_temp(const char *dir, const void *data, size_t len, char *tmp_name,
+                      size_t tmp_cap, char *err, size_t err_len);
+
+/* Step 2 alone: renames DIR/TMP_NAME to DIR/NAME and fsyncs DIR.  On
+ * failure the temporary file is left for the caller (whether it is still
+ * there tells whether the rename happened). */
+int commit_rename_into_place(const char *dir, const char *tmp_name, const char *name, char *err,
+                             size_t err_len);
+
 /* Moves SRC_DIR/NAME to DST_DIR/DST_NAME durably (rename, or copy when the
  * directories are on different file systems). */
 int commit_move(const char *src_dir, const char *name, const char *dst_dir, const char *dst_name,

@@ -14,6 +14,7 @@
 #include "capture.h"
 #include "commit.h"
 #include "frame.h"
+#include "journal.h"
 #include "log.h"
 #include "sha256.h"
 #include "verifypool.h"
@@ -289,6 +290,16 @@ static int write_sidecar(const aurorad_config *c, const char *outname, const uin
     return commit_write_atomic(c->outbox_dir, sidecar, line, (size_t)n, err, err_len);
 }
 
+/* The original is released: its journal entry goes.  If that fails the
+ * entry stays, harmless: the next frame of that name has another identity
+ * and finds it stale. */
+static void forget_commit(worker *wk, result *r)
+{
+    char err[1024];
+    if (journal_end(wk->owner->cfg.state_dir, r->outbox_name, err, sizeof err) != 0)
+        log_msg(LOG_WARNING, "journal_failed", "%s", err);
+}
+
 /* A restart after kill -9 between commit and release: the outbox copy is
  * durable; check it and finish the release instead of coding again. */
 static void recover(worker *wk, result *r, int fd, const uint8_t *data, size_t len,
@@ -315,7 +326,10 @@ static void recover(worker *wk, result *r, int fd, const uint8_t *data, size_t l
             return;
         }
         int64_t tw = mono_ns();
-        if (release(wk, r, fd)) r->what = OUTCOME_RECOVERED;
+        if (release(wk, r, fd)) {
+            r->what = OUTCOME_RECOVERED;
+            forget_commit(wk, r);
+        }
         r->release_ms = ms_since(tw);
         r->latency_ms = (double)(mono_ns() - r->j.t_complete_ns) / 1e6;
         snprintf(r->device, sizeof r->device, "none");
@@ -402,10 +416,34 @@ static bool write_outbox(worker *wk, result *r, const char *outname, const uint8
                          size_t plen)
 {
     const aurorad_config *c = &wk->owner->cfg;
-    char err[1024];
+    char err[1024], tmp_name[64];
     int64_t tw = mono_ns();
     int rc = write_sidecar(c, outname, packed, plen, err, sizeof err);
-    if (rc == 0) rc = commit_write_atomic(c->outbox_dir, outname, packed, plen, err, sizeof err);
+    if (rc == 0)
+        rc = commit_write_temp(c->outbox_dir, packed, plen, tmp_name, sizeof tmp_name, err,
+                               sizeof err);
+    if (rc == 0) {
+        /* the journal entry first (journal.h): from the rename on, a
+         * restart must know the copy was committed even if a sender has
+         * taken it */
+        char jerr[1024];
+        char tmp_path[4096 + 64];
+        path_of(tmp_path, sizeof tmp_path, c->outbox_dir, tmp_name);
+        if (journal_begin(c->state_dir, outname, tmp_name, &r->j.seen, jerr, sizeof jerr) != 0) {
+            int e = errno;
+            unlink(tmp_path);
+            set_outcome(r, OUTCOME_RETRY_OUTBOX, e, jerr);
+            return false;
+        }
+        rc = commit_rename_into_place(c->outbox_dir, tmp_name, outname, err, sizeof err);
+        if (rc != 0 && access(tmp_path, F_OK) == 0) {
+            /* not renamed: the entry goes before the temporary file, so an
+             * entry never outlives a copy that was never committed */
+            int e = errno;
+            if (journal_end(c->state_dir, outname, jerr, sizeof jerr) == 0) unlink(tmp_path);
+            errno = e;
+        }
+    }
     r->write_ms = ms_since(tw);
     if (rc == 0) return true;
     int e = errno;
@@ -484,9 +522,10 @@ static void commit_packed(finish_task *t)
     if (!write_outbox(wk, r, t->outname, t->packed, t->plen)) return;
     r->latency_ms = (double)(mono_ns() - r->j.t_complete_ns) / 1e6;
     int64_t tr = mono_ns();
-    if (!release(wk, r, t->fd)) return;
+    if (!release(wk, r, t->fd)) return; /* the journal entry stays: the copy is committed */
     r->release_ms = ms_since(tr);
     r->what = OUTCOME_COMMITTED;
+    forget_commit(wk, r);
 }
 
 /* The verify pool's task: runs on a verify thread. */
@@ -531,8 +570,22 @@ static bool process_open(worker *wk, rnode *rn, int fd, const char *path, int64_
     snprintf(r->outbox_name, sizeof r->outbox_name, "%s", t->outname);
     path_of(t->outpath, sizeof t->outpath, c->outbox_dir, t->outname);
     if (!unchanged(r, path, fd)) goto ends_here; /* written to while read: not this file */
-    if (access(t->outpath, F_OK) == 0) t->recover = true;
-    else if (!pack_frame(wk, r, t->data, t->len, &t->lay, &t->packed, &t->plen)) goto ends_here;
+    if (access(t->outpath, F_OK) == 0) {
+        t->recover = true;
+    } else if (journal_committed(c->state_dir, t->outname, &r->j.seen)) {
+        /* committed before a crash, and the sender has taken it since:
+         * released, not packed (and sent) again */
+        int64_t tr = mono_ns();
+        if (release(wk, r, fd)) {
+            r->what = OUTCOME_RECOVERED;
+            r->already_sent = true;
+            r->release_ms = ms_since(tr);
+            r->latency_ms = (double)(mono_ns() - r->j.t_complete_ns) / 1e6;
+            snprintf(r->device, sizeof r->device, "none");
+            forget_commit(wk, r);
+        }
+        goto ends_here;
+    } else if (!pack_frame(wk, r, t->data, t->len, &t->lay, &t->packed, &t->plen)) goto ends_here;
     t->handed_ns = mono_ns();
     verify_pool_submit(wk->owner->verify, t);
     return true;

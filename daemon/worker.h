@@ -70,6 +70,8 @@ typedef struct {
     double verify_wait_ms; /* packed, waiting for a verify thread */
     int err_no;          /* RETRY_* / HELD: errno of the fault */
     bool gpu_fallback;   /* a GPU failed on this frame; it was redone on the CPU */
+    bool already_sent;   /* RECOVERED: committed before a restart and already taken from
+                            the outbox (journal.h); released without packing */
     char outbox_name[320]; /* COMMITTED / RECOVERED: the packed copy's name in the outbox */
     char reason[4096];   /* QUARANTINED / RETRY_* / HELD / CHANGED: why */
 } result;

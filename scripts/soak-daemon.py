@@ -17,8 +17,10 @@ its original).  Exit status 0 when nothing is lost or wrong.
 """
 import argparse
 import collections
+import hashlib
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -29,6 +31,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+CAPTURE_PREFIX = re.compile(r"^\d{8}T\d{6}\.\d{3}Z_")
 
 
 def parse_args():
@@ -52,6 +55,7 @@ class Sender(threading.Thread):
         self.copies = collections.defaultdict(list)  # frame name -> [path of each copy]
         self.stop = False
         self.serial = 0
+        self.bad_sidecars = 0  # a copy without its sidecar, or not matching it
 
     def sweep(self):
         try:
@@ -69,7 +73,19 @@ class Sender(threading.Thread):
             except FileNotFoundError:
                 dst.rmdir()
                 continue
-            self.copies[n[:-len(".aurp")]].append(dst / n)
+            stem = n[:-len(".aurp")]
+            self.copies[stem].append(dst / n)
+            # the contract's sidecar (NAME.sha256, written before NAME.aurp)
+            # goes with it, checked as a receiver would with sha256sum -c
+            sidecar = self.outbox / (stem + ".sha256")
+            try:
+                want = sidecar.read_text().split()[0]
+                sidecar.unlink()
+            except (FileNotFoundError, IndexError):
+                self.bad_sidecars += 1
+                continue
+            if hashlib.sha256((dst / n).read_bytes()).hexdigest() != want:
+                self.bad_sidecars += 1
 
     def run(self):
         while not self.stop:
@@ -105,7 +121,8 @@ def restore_all(aurorapack, copies, workdir):
                        timeout=600)
         for name, p in chunk:
             out = p.parent / name
-            restored[name].append(out.read_bytes() if out.exists() else None)
+            # the outbox name is CAPTURETIME_NAME (outbox_names: capture)
+            restored[CAPTURE_PREFIX.sub("", name)].append(out.read_bytes() if out.exists() else None)
     return restored
 
 
@@ -158,7 +175,7 @@ def main():
         time.sleep(0.05)
     while time.monotonic() < deadline:
         incoming = [n for n in os.listdir(root / "incoming") if not n.startswith(".")]
-        outbox = [n for n in os.listdir(root / "outbox") if not n.startswith(".")]
+        outbox = [n for n in os.listdir(root / "outbox") if n.endswith(".aurp")]
         if not incoming and not outbox:
             break
         time.sleep(0.2)
@@ -192,6 +209,7 @@ def main():
     print(f"quarantined: {frames_quarantined} frames (+ {len(quarantined & broken)} of "
           f"{len(broken)} broken files)")
     print(f"lost: {lost}")
+    print(f"copies without a matching .sha256 sidecar: {sender.bad_sidecars}")
     print(f"wrong: {wrong}")
     print(f"left in incoming: {len(left)}")
     ok = lost == 0 and wrong == 0 and rc == 0 and not left
