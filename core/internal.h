@@ -113,6 +113,25 @@ void aurp_stream_view_free(aurp_stream_view *v);
 int aurp_decode_rows(int nb, uint32_t height, void (*prepare)(void *ctx, int band, uint32_t m),
                      int (*reconstruct)(void *ctx, uint32_t m), void *ctx);
 
+/* Decodes rows 0..height-1 of a row-trained predictor whose columns are cut
+ * into nchunks chunks, preparing row m+1 while row m is reconstructed
+ * (wavefront.c).  prepare(ctx, k, m) prepares chunk k for row m and may read
+ * rows < m-1 and columns < need[k] (<= width) of row m-1; it runs on any of
+ * the threads, jobs of one chunk in row order.  reconstruct(ctx, m, wf)
+ * runs on the caller's thread for each row in order; before it uses chunk k
+ * it calls aurp_wavefront_await(wf, m, k) (every k, in increasing order),
+ * and it says how far the row is final with aurp_wavefront_publish(wf, m,
+ * columns) every few columns (the end of the row is published for it).  It
+ * returns nonzero to stop.  threads - 1 helpers (fewer, or none, if they
+ * cannot start).  Returns the last reconstruct result, or -2 when out of
+ * memory before anything ran. */
+typedef struct aurp_wavefront aurp_wavefront;
+int aurp_decode_wavefront(int threads, uint32_t width, uint32_t height, uint32_t nchunks,
+                          const uint32_t *need, void (*prepare)(void *ctx, uint32_t chunk, uint32_t m),
+                          int (*reconstruct)(void *ctx, uint32_t m, aurp_wavefront *wf), void *ctx);
+void aurp_wavefront_await(aurp_wavefront *wf, uint32_t m, uint32_t chunk);
+void aurp_wavefront_publish(aurp_wavefront *wf, uint32_t m, uint32_t columns);
+
 /* Runs fn(ctx, i) for i = 0..n-1 on n threads (i = 0 on the caller's).
  * Returns 0, or -1 when threads could not be started (then nothing ran
  * beyond what the caller's thread ran: the caller falls back to 1). */

@@ -5,9 +5,11 @@
  * order, the blend, the residual and its context; then the token counts
  * walked once to snapshot the model at every segment start; then the rANS
  * segments, a thread each, each replaying the model from its snapshot.
- * Decoder: row by row, the bands solve the row's coefficients, then the
- * pixels are decoded left to right (contexts and blend need the pixels and
- * residuals left of them). */
+ * Decoder: the pixels are decoded left to right, row by row (contexts and
+ * blend need the pixels and residuals left of them); the columns' training
+ * and solving for row m+1, chunk by chunk, runs on the other threads (and
+ * on the decoding thread when it would otherwise wait) as soon as row m is
+ * decoded past each chunk's window (aurp_decode_wavefront). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,6 @@
 #define LSX_FORGET 2
 #define LSX_RIDGE 12
 #define MAX_THREADS 64
-#define DECODE_MAX_BANDS 8 /* as the paper decoder: past that, waiting costs more than solving */
 
 typedef struct {
     lsx_params p;
@@ -477,12 +478,29 @@ done:
 
 /* ---- decoder ------------------------------------------------------------ */
 
-/* The decoder's state between rows (aurp_decode_rows calls back). */
+/* With helpers, the columns are cut into chunks of this many (a multiple of
+ * 4, the solver's lanes), each its own band, so that chunk k of row m can be
+ * prepared as soon as row m-1 is decoded past it (wavefront.c).  Smaller
+ * chunks hand over sooner but recompute more window edges (M-1 columns
+ * each); 64 to 192 measured alike on a 1024-column frame with 2 threads. */
+#define DECODE_CHUNK 128
+/* How often the decoding thread says how far its row is (columns). */
+#define DECODE_PUBLISH_COLS 16
+
+/* The column means the preparers read ("before row m-1" for row m), copied
+ * out of the decoder's state: the state moves on at the end of every row
+ * while helpers may still be preparing from them.  Row r's copy is
+ * rewritten for row r+3, after every job of row r+1 (its only readers) was
+ * awaited. */
+#define CM_RING 3
+
+/* The decoder's state between rows (aurp_decode_wavefront calls back). */
 typedef struct {
     const lsx_view *v;
     lsx_band *bands;
-    int nb;
+    uint32_t nb;
     lsx_state s;
+    int32_t *cm_ring_a[CM_RING], *cm_ring_b[CM_RING]; /* column means before row r: [r % CM_RING] */
     uint16_t *img;
     int32_t *rows; /* residuals of rows m, m-1, m-2 */
     ctx_model *cm;
@@ -490,14 +508,22 @@ typedef struct {
     uint64_t seg_off, i;
 } dec_rows;
 
-static void dec_prepare(void *arg, int b, uint32_t m)
+static void dec_prepare(void *arg, uint32_t b, uint32_t m)
 {
     dec_rows *d = arg;
-    lsx_band_prepare(&d->bands[b], d->img, m, d->s.cm_a_prev, d->s.cm_b_prev);
+    uint32_t r = (m + CM_RING - 1) % CM_RING; /* row m-1's copy (row 0 prepares nothing) */
+    lsx_band_prepare(&d->bands[b], d->img, m, d->cm_ring_a[r], d->cm_ring_b[r]);
+}
+
+/* Keeps the column means before row m for the preparers of row m+1. */
+static void dec_keep_column_means(dec_rows *d, uint32_t m)
+{
+    memcpy(d->cm_ring_a[m % CM_RING], d->s.cm_a, d->v->W * sizeof(int32_t));
+    memcpy(d->cm_ring_b[m % CM_RING], d->s.cm_b, d->v->W * sizeof(int32_t));
 }
 
 /* Decodes row m left to right; nonzero when the stream is corrupt. */
-static int dec_reconstruct(void *arg, uint32_t m)
+static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
 {
     dec_rows *d = arg;
     const lsx_view *v = d->v;
@@ -508,8 +534,10 @@ static int dec_reconstruct(void *arg, uint32_t m)
     const int32_t *r1 = m > 0 ? d->rows + (size_t)((m + 2) % 3) * W : NULL;
     const int32_t *r2 = m > 1 ? d->rows + (size_t)((m + 1) % 3) * W : NULL;
     lsx_state *s = &d->s;
-    int b = 0;
+    uint32_t b = 0;
+    aurp_wavefront_await(wf, m, 0);
     for (uint32_t n = 0; n < W; n++, d->i++) {
+        if (n == d->bands[b].c1) aurp_wavefront_await(wf, m, ++b);
         if ((d->i & seg_mask) == 0) {
             uint32_t sidx = (uint32_t)(d->i >> v->seg_log2);
             if (sidx > 0 && ctx_rans_dec_finish(&d->dec) != 0) return -1;
@@ -524,7 +552,6 @@ static int dec_reconstruct(void *arg, uint32_t m)
         if (m == 0) {
             pred = edge_prediction(cur, n);
         } else {
-            while (n >= d->bands[b].c1) b++;
             pp[0] = lsx_band_predict(&d->bands[b], cur, cur - W, s->cm_a, s->cm_b, n);
             pp[1] = lsx_cm_predict(s, n);
             pp[2] = lsx_af_predict(s, n);
@@ -542,8 +569,10 @@ static int dec_reconstruct(void *arg, uint32_t m)
         if (m == 0)
             for (int k = 0; k < LSX_NPRED; k++) pp[k] = pred;
         lsx_record(s, m, n, cur[n], pp);
+        if (n % DECODE_PUBLISH_COLS == DECODE_PUBLISH_COLS - 1) aurp_wavefront_publish(wf, m, n + 1);
     }
     lsx_end_row(s, m, cur);
+    dec_keep_column_means(d, m + 1);
     return 0;
 }
 
@@ -556,29 +585,52 @@ aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint3
     if (v.W != W || v.H != H)
         return aurp_fail(err, AURP_ERR_CORRUPT, "image stream is %ux%u, expected %ux%u", v.W, v.H, W, H);
     if (threads < 1) threads = 1;
-    int nb = threads < DECODE_MAX_BANDS ? threads : DECODE_MAX_BANDS;
-    if ((uint32_t)nb > W) nb = (int)W;
-    lsx_band bands[DECODE_MAX_BANDS];
-    dec_rows d = {.v = &v, .bands = bands, .img = img};
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    /* one thread: one band, prepared whole before its row (no window edges
+     * recomputed); helpers: chunks they can take while the row above decodes */
+    uint32_t nb = threads == 1 ? 1 : (W + DECODE_CHUNK - 1) / DECODE_CHUNK;
+    dec_rows d = {.v = &v, .img = img};
     int have_state = lsx_state_init(&d.s, W) == 0;
+    d.bands = calloc(nb, sizeof *d.bands);
+    uint32_t *need = malloc(nb * sizeof *need);
     d.rows = malloc(3 * (size_t)W * sizeof *d.rows);
     d.cm = malloc(sizeof *d.cm);
-    if (!d.rows || !d.cm || !have_state) {
+    int have_ring = 1;
+    for (int r = 0; r < CM_RING; r++) {
+        d.cm_ring_a[r] = malloc((size_t)W * sizeof(int32_t));
+        d.cm_ring_b[r] = malloc((size_t)W * sizeof(int32_t));
+        have_ring &= d.cm_ring_a[r] && d.cm_ring_b[r];
+    }
+    if (!d.bands || !need || !d.rows || !d.cm || !have_state || !have_ring) {
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", W, H);
         goto done;
     }
     for (; d.nb < nb; d.nb++) {
-        if (lsx_band_init(&bands[d.nb], &v.p, W, band_edge(W, nb, d.nb), band_edge(W, nb, d.nb + 1)) != 0) {
+        uint32_t c0 = d.nb * DECODE_CHUNK, c1 = nb == 1 || c0 + DECODE_CHUNK > W ? W : c0 + DECODE_CHUNK;
+        if (lsx_band_init(&d.bands[d.nb], &v.p, W, c0, c1) != 0) {
             st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
             goto done;
         }
+        /* the band's training reads row m-1 up to its last window column
+         * (the target there; the lags lie left of it) */
+        need[d.nb] = d.bands[d.nb].hi;
     }
     ctx_model_init(d.cm, v.nctx * v.nib);
-    if (aurp_decode_rows(nb, H, dec_prepare, dec_reconstruct, &d) != 0 || ctx_rans_dec_finish(&d.dec) != 0)
+    dec_keep_column_means(&d, 0);
+    int bad = aurp_decode_wavefront(threads, W, H, nb, need, dec_prepare, dec_reconstruct, &d);
+    if (bad == -2)
+        st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the decoder's threads", W, H);
+    else if (bad != 0 || ctx_rans_dec_finish(&d.dec) != 0)
         st = aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: the residuals do not decode");
 done:
-    for (int b = 0; b < d.nb; b++) lsx_band_free(&bands[b]);
+    for (uint32_t b = 0; b < d.nb; b++) lsx_band_free(&d.bands[b]);
     if (have_state) lsx_state_free(&d.s);
+    for (int r = 0; r < CM_RING; r++) {
+        free(d.cm_ring_a[r]);
+        free(d.cm_ring_b[r]);
+    }
+    free(d.bands);
+    free(need);
     free(d.rows);
     free(d.cm);
     return st;

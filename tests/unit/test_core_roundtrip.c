@@ -211,6 +211,42 @@ Test(lsmix_roundtrip, threads_give_identical_bytes)
     check_threads_give_identical_bytes(AURP_PROFILE_LSMIX, 5);
 }
 
+/* The wavefront decoder (helpers prepare chunks of columns of the next row
+ * while the row above decodes) gives every pixel back for any thread count,
+ * widths around its chunk edges and the narrowest and widest windows; each
+ * decode is repeated, as a race would show only now and then. */
+Test(lsmix_roundtrip, decoder_threads_and_chunk_edges, .timeout = 300)
+{
+    static const uint32_t widths[] = {1, 5, 127, 128, 129, 257, 700};
+    static const int KM[][2] = {{6, 9}, {1, 1}, {16, 17}};
+    static const int dthreads[] = {1, 2, 3, 4, 5, 8, 13};
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+        for (size_t km = 0; km < 3; km++) {
+            uint32_t w = widths[wi], h = 37;
+            size_t n = (size_t)w * h, len, cap = aurp_image_bound(w, h);
+            uint16_t *u = malloc(2 * n);
+            uint8_t *be = malloc(2 * n), *back = malloc(2 * n), *s = malloc(cap);
+            cr_assert(u && be && back && s);
+            core_frame_make(km == 1 ? CORE_FRAME_NOISE : CORE_FRAME_SPECTRUM, w, h, w + km, u);
+            core_frame_to_be16(u, n, be);
+            aurp_params p = {AURP_PROFILE_LSMIX, KM[km][0], KM[km][1], 0};
+            aurp_error err = {{0}};
+            cr_assert_eq(aurp_image_encode(be, w, h, &p, 2, s, cap, &len, &err), AURP_OK, "%s", err.msg);
+            for (size_t ti = 0; ti < sizeof dthreads / sizeof dthreads[0]; ti++)
+                for (int rep = 0; rep < 3; rep++) {
+                    memset(back, 0xA5, 2 * n);
+                    cr_assert_eq(aurp_image_decode(s, len, w, h, dthreads[ti], back, &err), AURP_OK,
+                                 "%ux%u K=%d M=%d threads=%d: %s", w, h, p.order, p.equations, dthreads[ti], err.msg);
+                    cr_assert(memcmp(be, back, 2 * n) == 0, "%ux%u K=%d M=%d threads=%d: pixels differ", w, h,
+                              p.order, p.equations, dthreads[ti]);
+                }
+            free(u);
+            free(be);
+            free(back);
+            free(s);
+        }
+}
+
 /* Several segments and many table refreshes. */
 Test(lsmix_roundtrip, station_frame_1024, .timeout = 300)
 {
