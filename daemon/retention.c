@@ -76,7 +76,7 @@ int retention_pass(const char *done_dir, const retention_rules *r, double now_s,
         total += v[n].size;
         n++;
     }
-    qsort(v, n, sizeof *v, by_age);
+    if (n) qsort(v, n, sizeof *v, by_age); /* v is NULL when done_dir has no original: UB for qsort */
     uint64_t free_now = disk_free_bytes(done_dir);
     size_t i = 0;
     for (; i < n; i++) {
