@@ -1,5 +1,5 @@
 /* The lsmix predictor (docs/FORMAT.md 3.2): training sums, ridge solve, the
- * LS and column-mean predictions and their blend.  Every floating-point
+ * LS, column-mean (CM) and affine (AF) predictions and their blend.  Every floating-point
  * operation here is part of the format; build with -ffp-contract=off. */
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +15,8 @@ static inline uint64_t px_at(const uint16_t *row, uint32_t W, int64_t q)
 }
 
 /* The regressor vector of pixel (i, n): K spectral lags of row i, three
- * pixels of row i-1, the two column means before row i, the constant; then
- * the target x[i][n] when with_target. */
+ * pixels of row i-1, the two column means before row i, the constant (the
+ * training adds the target x[i][n] after them). */
 static void regressors(const lsx_params *p, uint32_t W, const uint16_t *cur, const uint16_t *prev,
                        const int32_t *cm_a, const int32_t *cm_b, uint32_t n, uint64_t *z)
 {
