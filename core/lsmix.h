@@ -10,7 +10,12 @@
  *   - CM: the slow running mean of column n;
  *   - AF: an affine map of the fast column mean B fitted along row m to the
  *     left of n (exponentially decaying integer sums): follows a row whose
- *     level changes from the row above (a trace profile across the rows).
+ *     level changes from the row above (a trace profile across the rows);
+ * and, in predictor set 1 (the encoder's choice per frame, for frames whose
+ * row-to-row relation changes every row: curved cross-dispersed orders):
+ *   - RV: a ridge affine map of the two pixels above, x[m-1][n] and
+ *     x[m-2][n], fitted along row m to the left of n;
+ *   - AL: the affine map of the LS prediction fitted along row m.
  * Every integer is exact; the double operations follow one fixed sequence.
  */
 #ifndef AURP_LSMIX_H
@@ -31,8 +36,13 @@
 #define LSX_CM_B_SHIFT 2      /* column mean B: 1/4 */
 #define LSX_COLERR_SHIFT 3    /* the column error level: 1/8 */
 #define LSX_CONST 16          /* value of the constant regressor (Q4 "1") */
-#define LSX_NPRED 3           /* blended predictors: LS, CM, AF */
-#define LSX_COLERR_W 2        /* weight of the column error level in an error level */
+#define LSX_NPRED 5           /* blended predictors: LS, CM, AF (set 0); RV, AL (set 1) */
+#define LSX_NSETS 2           /* predictor sets */
+#define LSX_RV_SHIFT 3        /* RV sums lose 1/8 of their weight each pixel */
+#define LSX_RV_SCALE 14       /* RV sum terms are scaled by 2^14 */
+#define LSX_RV_NS 9           /* RV sums: w, y, z0, z1, z0*y, z1*y, z0*z0, z0*z1, z1*z1 */
+#define LSX_RV_RIDGE 16384.0  /* RV ridge (Q4^2 units): pulls both slopes toward 1/2 */
+#define LSX_COLERR_W 2        /* weight of the column error level in an error level (set 0; set 1: 0) */
 #define LSX_AF_SHIFT 2        /* AF sums lose 1/4 of their weight each pixel */
 #define LSX_AF_SCALE 16       /* AF sum terms are scaled by 2^16 */
 #define LSX_AF_RIDGE 16384.0  /* AF slope ridge (Q4^2 units): pulls the slope toward 1 */
@@ -89,21 +99,29 @@ typedef struct {
     int32_t *cm_a_prev, *cm_b_prev; /* before the previous row (training uses these) */
     int32_t *err[LSX_NPRED][2];   /* [predictor][row parity] |16x - q16(P)| */
     int32_t *colerr[LSX_NPRED];   /* column error level of each predictor, Q4 */
-    int64_t af[5];                /* AF sums of the current row: w, y, z, zz, zy (Q4) */
+    int64_t af[2][5];             /* AF (source B) and AL (source LS) sums of the current row:
+                                   * w, y, z, zz, zy (Q4) */
+    int64_t rv[LSX_RV_NS];        /* RV sums of the current row */
+    int set, np, colerr_w;        /* predictor set, its predictors, its column error weight */
 } lsx_state;
 
-int lsx_state_init(lsx_state *s, uint32_t W);
+int lsx_state_init(lsx_state *s, uint32_t W, int set);
 void lsx_state_free(lsx_state *s);
 
-/* The blended prediction of x[m][n] from the predictions p[0..LSX_NPRED-1]
- * (LS, CM, AF); writes the smallest error level (the context's second
- * input) to *emin. */
+/* The blended prediction of x[m][n] from the predictions p[0..np-1] (LS,
+ * CM, AF; set 1: and RV, AL); writes the smallest error level (the
+ * context's second input) to *emin. */
 uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin);
+/* The sources of the row-fitted predictors at (m, n), m >= 1 (Q4): z[0] =
+ * B_m[n] (AF), z[1] = q16(P_LS) (AL), z[2] = 16 x[m-1][n], z[3] = 16
+ * x[m-2][n] (16 x[m-1][n] in row 1) (RV); cur is row m of the image. */
+void lsx_sources(const lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls,
+                 int32_t *z);
+/* Fills p[2..np-1] (AF, and in set 1 RV, AL) from the sources z. */
+void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p);
 /* Records the errors of every predictor at (m, n) once x is known, and
- * (m >= 1) adds x to the AF sums. */
-void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *p);
-/* The AF prediction of x[m][n], m >= 1 (the sums restart at every row). */
-double lsx_af_predict(const lsx_state *s, uint32_t n);
+ * (m >= 1) adds x to the row sums (z: the sources, unused in row 0). */
+void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *p, const int32_t *z);
 /* After row m: column error levels and column means take the row in. */
 void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row);
 

@@ -24,6 +24,9 @@
 #define LSX_NIB 4          /* intensity classes the encoder aims for */
 #define LSX_IOFF_PERMILLE 1 /* intensity offset: this quantile of the pixels */
 #define LSX_FORGET 2
+#define LSX_NCTX_WIDE 16    /* the second activity-context count the encoder tries */
+#define LSX_ROW_FORGET 1    /* the LS training of predictor set 1's second try */
+#define LSX_ROW_M 13
 #define LSX_RIDGE 12
 #define MAX_THREADS 64
 
@@ -35,6 +38,7 @@ typedef struct {
     /* intensity classes: the token of max(0, pred - ioff) against the
      * increasing token bounds ibnd[0..nib-2]; context = activity * nib + class */
     int nib;
+    int set; /* predictor set (3.2) */
     uint16_t ioff;
     uint8_t ibnd[CTX_MAX_IB];
     uint32_t nseg;
@@ -122,6 +126,7 @@ static void write_header(uint8_t *h, const lsx_view *v)
     aurp_put_u16(h + 16, v->ioff);
     h[18] = (uint8_t)v->nib;
     for (int i = 0; i < v->nib - 1; i++) h[19 + i] = v->ibnd[i];
+    h[22] = (uint8_t)v->set;
     for (int i = 0; i < v->nctx - 1; i++) aurp_put_u32(h + LSX_HEADER + 4 * i, v->thr[i]);
 }
 
@@ -175,8 +180,11 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
         if (v->ibnd[i] >= CTX_TOKENS || (i > 0 && v->ibnd[i] <= v->ibnd[i - 1]))
             return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: intensity bounds not increasing tokens");
     }
+    v->set = in[22];
+    if (v->set >= LSX_NSETS)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set %d unknown", v->set);
     for (int i = 19 + v->nib - 1; i < LSX_HEADER; i++)
-        if (in[i] != 0) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: reserved bytes not zero");
+        if (i != 22 && in[i] != 0) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: reserved bytes not zero");
     uint64_t pixels = (uint64_t)v->W * v->H;
     uint64_t nseg = (pixels + ((uint64_t)1 << v->seg_log2) - 1) >> v->seg_log2;
     v->nseg = (uint32_t)nseg;
@@ -236,7 +244,7 @@ static void predict_band(void *arg, int bi)
         atomic_store(&j->failed, 1);
         return;
     }
-    if (lsx_state_init(&s, W) != 0) {
+    if (lsx_state_init(&s, W, 0) != 0) {
         lsx_band_free(&b);
         atomic_store(&j->failed, 1);
         return;
@@ -297,13 +305,13 @@ static aurp_status residuals_and_contexts(const lsx_view *v, const uint16_t *u, 
 {
     const uint32_t W = v->W;
     lsx_state s;
-    if (lsx_state_init(&s, W) != 0) return AURP_ERR_NOMEM;
+    if (lsx_state_init(&s, W, v->set) != 0) return AURP_ERR_NOMEM;
     for (uint32_t m = 0; m < v->H; m++) {
         const uint16_t *cur = u + (size_t)m * W;
         int32_t *r0 = res + (size_t)m * W;
         const int32_t *r1 = m > 0 ? r0 - W : NULL, *r2 = m > 1 ? r0 - 2 * (size_t)W : NULL;
         for (uint32_t n = 0; n < W; n++) {
-            int32_t emin = 0;
+            int32_t emin = 0, z[4] = {0};
             uint16_t pred;
             double pp[LSX_NPRED];
             if (m == 0) {
@@ -312,13 +320,14 @@ static aurp_status residuals_and_contexts(const lsx_view *v, const uint16_t *u, 
             } else {
                 pp[0] = p_ls[(size_t)m * W + n];
                 pp[1] = lsx_cm_predict(&s, n);
-                pp[2] = lsx_af_predict(&s, n);
+                lsx_sources(&s, cur, m, n, pp[0], z);
+                lsx_row_predict(&s, n, z, pp);
                 pred = lsx_blend(&s, m, n, pp, &emin);
             }
             r0[n] = (int32_t)cur[n] - pred;
             act[(size_t)m * W + n] = activity16(v, r0, r1, r2, n, emin);
             itok[(size_t)m * W + n] = (uint8_t)intensity_token(v, pred);
-            lsx_record(&s, m, n, cur[n], pp);
+            lsx_record(&s, m, n, cur[n], pp, z);
         }
         lsx_end_row(&s, m, cur);
     }
@@ -396,6 +405,54 @@ static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
     }
 }
 
+/* The residuals of predictor set v->set on j->p_ls, coded with each context
+ * candidate: activity (LSX_NCTX, then LSX_NCTX_WIDE contexts) x intensity
+ * classes of equal population; activity alone (where brightness says
+ * nothing the activity does not); and, for images below 2^16 pixels, too
+ * few to teach many contexts their statistics, a single context.  Writes
+ * the stream into out where it is smaller than *best.  Tries the candidates
+ * of *mask (bit k: candidate k); leaves in *mask the bit of the one that
+ * made the stream (0 when none did). */
+static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int threads, int32_t *res,
+                                 uint32_t *act, uint8_t *itok, uint8_t *ctx, ctx_model *snap,
+                                 uint8_t *out, size_t cap, size_t *best, unsigned *mask,
+                                 aurp_error *err)
+{
+    const uint64_t pixels = (uint64_t)v0->W * v0->H;
+    lsx_view v = *v0;
+    v.nctx = 1;
+    v.nib = 1;
+    if (residuals_and_contexts(&v, j->u, j->p_ls, res, act, itok) != AURP_OK)
+        return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", v.W, v.H);
+    lsx_view full = v, wide = v, activity = v;
+    full.nctx = activity.nctx = LSX_NCTX;
+    wide.nctx = LSX_NCTX_WIDE;
+    ctx_default_thresholds(full.thr, full.nctx);
+    ctx_default_thresholds(wide.thr, wide.nctx);
+    ctx_default_thresholds(activity.thr, activity.nctx);
+    choose_intensity_classes(&full, itok, pixels);
+    wide.nib = full.nib;
+    memcpy(wide.ibnd, full.ibnd, sizeof wide.ibnd);
+    const lsx_view *cand[4] = {&full, &wide, &activity, &v};
+    int ncand = pixels < (1u << 16) ? 4 : 3;
+    unsigned want = *mask;
+    *mask = 0;
+    for (int k = 0; k < ncand; k++) {
+        if (!(want >> k & 1)) continue;
+        if (k > 0 && cand[k]->nib == cand[k - 1]->nib && cand[k]->nctx == cand[k - 1]->nctx) continue;
+        size_t len = code_residuals(j, cand[k], res, act, itok, ctx, snap, threads);
+        if (len == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", v.W, v.H);
+        if (*best != 0 && len >= *best) continue;
+        if (len > cap)
+            return aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small",
+                             v.W, v.H, cap);
+        write_stream(out, cand[k], j);
+        *best = len;
+        *mask = 1u << k;
+    }
+    return AURP_OK;
+}
+
 aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p,
                              int threads, uint8_t *out, size_t cap, size_t *out_len,
                              aurp_error *err)
@@ -425,44 +482,38 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
         goto done;
     }
 
+    /* Candidates, each coded and the smallest stream kept (the decoder only
+     * reads what the header says): predictor set 0 on the LS of (F 2, M)
+     * with every context candidate of try_residuals; set 1 on the same LS
+     * with the contexts that won; and, where set 1 won that, set 1 on the LS
+     * of (F 1, M 13) (a relation between rows that changes every row wants
+     * a short memory) with every context candidate. */
+    size_t best = 0;
     j.nbands = (uint32_t)threads < W ? threads : (int)W;
     aurp_parallel(j.nbands, predict_band, &j);
-    if (atomic_load(&j.failed) || residuals_and_contexts(&v, u, j.p_ls, res, act, itok) != AURP_OK) {
+    if (atomic_load(&j.failed)) {
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
         goto done;
     }
-
-    /* The contexts, chosen per frame by coding with each candidate and
-     * keeping the smallest stream (the decoder only reads what the header
-     * says): activity x intensity classes of equal population; activity
-     * alone (where brightness says nothing the activity does not); and, for
-     * images below 2^16 pixels, too few to teach many contexts their
-     * statistics, a single context. */
-    lsx_view full = v, activity = v;
-    full.nctx = activity.nctx = LSX_NCTX;
-    ctx_default_thresholds(full.thr, full.nctx);
-    ctx_default_thresholds(activity.thr, activity.nctx);
-    choose_intensity_classes(&full, itok, pixels);
-    const lsx_view *cand[3] = {&full, &activity, &v};
-    int ncand = pixels < (1u << 16) ? 3 : 2;
-    size_t best = 0;
-    for (int k = 0; k < ncand; k++) {
-        if (k > 0 && cand[k]->nib == cand[k - 1]->nib && cand[k]->nctx == cand[k - 1]->nctx) continue;
-        size_t len = code_residuals(&j, cand[k], res, act, itok, ctx, snap, threads);
-        if (len == 0) {
-            st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", W, H);
-            goto done;
-        }
-        if (best != 0 && len >= best) continue;
-        if (len > cap) {
-            st = aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small",
-                           W, H, cap);
-            goto done;
-        }
-        write_stream(out, cand[k], &j);
-        best = len;
+    unsigned mask = ~0u;
+    v.set = 0;
+    st = try_residuals(&j, &v, threads, res, act, itok, ctx, snap, out, cap, &best, &mask, err);
+    if (st == AURP_OK) {
+        v.set = 1;
+        st = try_residuals(&j, &v, threads, res, act, itok, ctx, snap, out, cap, &best, &mask, err);
     }
-    *out_len = best;
+    if (st == AURP_OK && mask != 0) {
+        mask = ~0u;
+        j.p = v.p = (lsx_params){p->order, LSX_ROW_M, LSX_ROW_FORGET, LSX_RIDGE};
+        aurp_parallel(j.nbands, predict_band, &j);
+        if (atomic_load(&j.failed)) {
+            st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
+            goto done;
+        }
+        v.set = 1;
+        st = try_residuals(&j, &v, threads, res, act, itok, ctx, snap, out, cap, &best, &mask, err);
+    }
+    *out_len = st == AURP_OK ? best : 0;
 
 done:
     free(j.p_ls);
@@ -546,7 +597,7 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
             d->seg_off += len;
         }
         if (ctx_refresh_due(d->i)) ctx_model_refresh(d->cm);
-        int32_t emin = 0;
+        int32_t emin = 0, z[4] = {0};
         uint16_t pred;
         double pp[LSX_NPRED];
         if (m == 0) {
@@ -554,7 +605,8 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         } else {
             pp[0] = lsx_band_predict(&d->bands[b], cur, cur - W, s->cm_a, s->cm_b, n);
             pp[1] = lsx_cm_predict(s, n);
-            pp[2] = lsx_af_predict(s, n);
+            lsx_sources(s, cur, m, n, pp[0], z);
+            lsx_row_predict(s, n, z, pp);
             pred = lsx_blend(s, m, n, pp, &emin);
         }
         int c = context_at(v, r0, r1, r2, n, emin, pred);
@@ -568,7 +620,7 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         ctx_model_count(d->cm, c, ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
         if (m == 0)
             for (int k = 0; k < LSX_NPRED; k++) pp[k] = pred;
-        lsx_record(s, m, n, cur[n], pp);
+        lsx_record(s, m, n, cur[n], pp, z);
         if (n % DECODE_PUBLISH_COLS == DECODE_PUBLISH_COLS - 1) aurp_wavefront_publish(wf, m, n + 1);
     }
     lsx_end_row(s, m, cur);
@@ -590,7 +642,7 @@ aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint3
      * recomputed); helpers: chunks they can take while the row above decodes */
     uint32_t nb = threads == 1 ? 1 : (W + DECODE_CHUNK - 1) / DECODE_CHUNK;
     dec_rows d = {.v = &v, .img = img};
-    int have_state = lsx_state_init(&d.s, W) == 0;
+    int have_state = lsx_state_init(&d.s, W, v.set) == 0;
     d.bands = calloc(nb, sizeof *d.bands);
     uint32_t *need = malloc(nb * sizeof *need);
     d.rows = malloc(3 * (size_t)W * sizeof *d.rows);

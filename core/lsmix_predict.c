@@ -168,14 +168,18 @@ double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *
 
 /* ---- column means, error levels, blend ------------------------------ */
 
-int lsx_state_init(lsx_state *s, uint32_t W)
+int lsx_state_init(lsx_state *s, uint32_t W, int set)
 {
     memset(s, 0, sizeof *s);
     s->W = W;
+    s->set = set;
+    s->np = set ? 5 : 3;
+    s->colerr_w = set ? 0 : LSX_COLERR_W;
     int32_t **arrays[] = {&s->cm_a,      &s->cm_b,      &s->cm_a_prev, &s->cm_b_prev,
                           &s->err[0][0], &s->err[0][1], &s->err[1][0], &s->err[1][1],
-                          &s->err[2][0], &s->err[2][1], &s->colerr[0], &s->colerr[1],
-                          &s->colerr[2]};
+                          &s->err[2][0], &s->err[2][1], &s->err[3][0], &s->err[3][1],
+                          &s->err[4][0], &s->err[4][1], &s->colerr[0], &s->colerr[1],
+                          &s->colerr[2], &s->colerr[3], &s->colerr[4]};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         *arrays[i] = calloc(W, sizeof(int32_t));
         if (!*arrays[i]) {
@@ -210,12 +214,14 @@ static int32_t q16(double p)
 }
 
 /* The error level of predictor k at (m, n): its errors at W, N, NW, NE
- * plus LSX_COLERR_W times its column error level (Q4). */
+ * plus LSX_COLERR_W times its column error level (Q4); in set 1, its errors
+ * at W, WW, N, NW, NE and no column term (the column levels are not kept). */
 static int32_t error_level(const lsx_state *s, int k, uint32_t m, uint32_t n)
 {
     const int32_t *cur = s->err[k][m & 1], *up = s->err[k][(m + 1) & 1];
-    int32_t e = LSX_COLERR_W * s->colerr[k][n];
+    int32_t e = s->colerr_w * s->colerr[k][n];
     if (n > 0) e += cur[n - 1];
+    if (s->set && n > 1) e += cur[n - 2]; /* set 1: the error two to the left too */
     if (m > 0) {
         e += up[n];
         if (n > 0) e += up[n - 1];
@@ -227,7 +233,7 @@ static int32_t error_level(const lsx_state *s, int k, uint32_t m, uint32_t n)
 uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin)
 {
     double num = 0.0, den = 0.0;
-    for (int k = 0; k < LSX_NPRED; k++) {
+    for (int k = 0; k < s->np; k++) {
         int32_t e = error_level(s, k, m, n);
         if (k == 0 || e < *emin) *emin = e;
         double t = (double)e * 0.0625 + 1.0, w = 1.0 / (t * t * t);
@@ -237,10 +243,20 @@ uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, 
     return aurp_round_clamp(num / den);
 }
 
-double lsx_af_predict(const lsx_state *s, uint32_t n)
+void lsx_sources(const lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls,
+                 int32_t *z)
 {
-    const int64_t *a = s->af;
-    double zc = (double)s->cm_b[n];
+    z[0] = s->cm_b[n];
+    if (!s->set) return; /* set 0 reads only z[0] */
+    const uint16_t *up = cur - s->W, *up2 = m >= 2 ? up - s->W : up;
+    z[1] = q16(p_ls);
+    z[2] = 16 * (int32_t)up[n];
+    z[3] = 16 * (int32_t)up2[n];
+}
+
+/* The affine fit of sums a (w, y, z, zz, zy) at source value zc. */
+static double af_fit(const int64_t *a, uint32_t n, double zc)
+{
     if (n == 0 || a[0] == 0) return zc * 0.0625;
     double w = (double)a[0]; /* each term is scaled by 2^LSX_AF_SCALE, as the weight */
     double my = (double)a[1] / w, mz = (double)a[2] / w;
@@ -249,37 +265,79 @@ double lsx_af_predict(const lsx_state *s, uint32_t n)
     return (my + slope * (zc - mz)) * 0.0625;
 }
 
-/* s - round(s / 2^f) + v */
-static inline int64_t af_step(int64_t s, int64_t v)
+/* RV: (C + L I) b = c + L (1/2, 1/2) with C, c the centred second moments
+ * of the sums, L = LSX_RV_RIDGE; P = my + b0 (z0 - m0) + b1 (z1 - m1). */
+static double rv_fit(const int64_t *a, uint32_t n, double z0, double z1)
 {
-    int64_t d = s >= 0 ? (s + (1 << (LSX_AF_SHIFT - 1))) >> LSX_AF_SHIFT
-                       : -((-s + (1 << (LSX_AF_SHIFT - 1))) >> LSX_AF_SHIFT);
-    return s - d + v;
+    if (n == 0 || a[0] == 0) return (z0 + z1) * 0.03125;
+    double w = (double)a[0];
+    double my = (double)a[1] / w, m0 = (double)a[2] / w, m1 = (double)a[3] / w;
+    double c0 = (double)a[4] / w - m0 * my + LSX_RV_RIDGE * 0.5;
+    double c1 = (double)a[5] / w - m1 * my + LSX_RV_RIDGE * 0.5;
+    double a00 = (double)a[6] / w - m0 * m0 + LSX_RV_RIDGE;
+    double a01 = (double)a[7] / w - m0 * m1;
+    double a11 = (double)a[8] / w - m1 * m1 + LSX_RV_RIDGE;
+    double f = a01 / a00;
+    double d11 = a11 - f * a01, e1 = c1 - f * c0;
+    double b1 = e1 / d11;
+    double b0 = (c0 - a01 * b1) / a00;
+    return (my + b0 * (z0 - m0) + b1 * (z1 - m1)) * 0.0625;
 }
 
-void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *p)
+void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p)
+{
+    p[2] = af_fit(s->af[0], n, (double)z[0]);
+    if (s->set) {
+        p[3] = rv_fit(s->rv, n, (double)z[2], (double)z[3]);
+        p[4] = af_fit(s->af[1], n, (double)z[1]);
+    }
+}
+
+/* A row sum of AF, AL or RV takes a term: s - round(s / 2^shift) + v.
+ * Every term and so every sum is >= 0 (pixels, means and their products). */
+static inline int64_t decay_add(int64_t s, int shift, int64_t v)
+{
+    return s - ((s + ((int64_t)1 << (shift - 1))) >> shift) + v;
+}
+
+static void af_add(int64_t *a, int64_t y, int64_t z)
+{
+    a[0] = decay_add(a[0], LSX_AF_SHIFT, (int64_t)1 << LSX_AF_SCALE);
+    a[1] = decay_add(a[1], LSX_AF_SHIFT, y << LSX_AF_SCALE);
+    a[2] = decay_add(a[2], LSX_AF_SHIFT, z << LSX_AF_SCALE);
+    a[3] = decay_add(a[3], LSX_AF_SHIFT, (z * z) << LSX_AF_SCALE);
+    a[4] = decay_add(a[4], LSX_AF_SHIFT, (z * y) << LSX_AF_SCALE);
+}
+
+void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *p, const int32_t *z)
 {
     int32_t x16 = (int32_t)x * 16;
-    for (int k = 0; k < LSX_NPRED; k++) {
+    for (int k = 0; k < s->np; k++) {
         int32_t d = x16 - q16(p[k]);
         s->err[k][m & 1][n] = d < 0 ? -d : d;
     }
-    if (n == 0) memset(s->af, 0, sizeof s->af);
+    if (n == 0) {
+        memset(s->af, 0, sizeof s->af);
+        memset(s->rv, 0, sizeof s->rv);
+    }
     if (m > 0) {
         /* terms scaled by 2^16: the rounding of the decay stays far below
          * them (every sum < 2^59: z, y < 2^20) */
-        int64_t y = x16, z = s->cm_b[n];
-        s->af[0] = af_step(s->af[0], (int64_t)1 << LSX_AF_SCALE);
-        s->af[1] = af_step(s->af[1], y << LSX_AF_SCALE);
-        s->af[2] = af_step(s->af[2], z << LSX_AF_SCALE);
-        s->af[3] = af_step(s->af[3], (z * z) << LSX_AF_SCALE);
-        s->af[4] = af_step(s->af[4], (z * y) << LSX_AF_SCALE);
+        int64_t y = x16;
+        af_add(s->af[0], y, z[0]);
+        if (s->set) {
+            af_add(s->af[1], y, z[1]);
+            /* RV terms scaled by 2^14 (every sum < 2^58) */
+            const int64_t z0 = z[2], z1 = z[3];
+            const int64_t t[LSX_RV_NS] = {1, y, z0, z1, z0 * y, z1 * y, z0 * z0, z0 * z1, z1 * z1};
+            for (int k = 0; k < LSX_RV_NS; k++) s->rv[k] = decay_add(s->rv[k], LSX_RV_SHIFT, t[k] << LSX_RV_SCALE);
+        }
     }
 }
 
 void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
 {
-    for (int k = 0; k < LSX_NPRED; k++) {
+    for (int k = 0; k < s->np && s->colerr_w != 0; k++) {
         const int32_t *e = s->err[k][m & 1];
         int32_t *c = s->colerr[k];
         for (uint32_t n = 0; n < s->W; n++)
