@@ -8,6 +8,8 @@
 # need (libuv, cfitsio, libyaml, libsystemd: not installed on those machines)
 # come in the carried folder .carry/ (scripts/carry-for-device.sh makes it).
 #   scripts/device-daemon.sh [FRAMES] [INTERVAL_SECONDS]
+# DAEMON_PROFILE: the codec profile (default paper, which the GPU encoder
+# has; lsmix is packed on the CPU); DAEMON_CASES="GPUS:SPLIT ...".
 set -u
 cd "$(dirname "$0")/.."
 CARRY=${CARRY:-.carry}
@@ -29,7 +31,7 @@ outbox_dir: $root/outbox
 done_dir: $root/done
 quarantine_dir: $root/quarantine
 state_dir: $root/state
-codec: {order: 11, equations: 7, threshold: 13}
+codec: {profile: ${DAEMON_PROFILE:-paper}}   # the GPU encoder has paper; DAEMON_PROFILE=lsmix: CPU
 gpus: $g
 split: $split
 budget_seconds: 15
