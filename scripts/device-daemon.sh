@@ -51,8 +51,12 @@ YAML
     # second: the outbox already holds a different file of that name)
     local t0=$(date +%s)
     "$BIN/aurorasim" -q --count "$FRAMES" --interval "$INTERVAL" --seed 7 --start-time "$t0" "$root/incoming"
+    # the burst is written to a staging directory first and moved in at
+    # once, so that its drain rate is the daemon's, not the simulator's
+    mkdir -p "$root/staging"
     "$BIN/aurorasim" -q --count "$FRAMES" --interval 0 --seed 8 --start-index 1000 \
-        --start-time $((t0 + 86400)) "$root/incoming"
+        --start-time $((t0 + 86400)) "$root/staging"
+    mv "$root"/staging/* "$root/incoming/"
     local want=$((2 * FRAMES)) t=0 limit=$((2 * ${DAEMON_WAIT:-90}))
     while [ "$(ls "$root/outbox" | grep -c '\.aurp$')" -lt "$want" ] && [ $t -lt $limit ] &&
         kill -0 $pid 2>/dev/null; do
