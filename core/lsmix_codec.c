@@ -26,7 +26,6 @@
 #define LSX_FORGET 2
 #define LSX_NCTX_WIDE 16    /* the second activity-context count the encoder tries */
 #define LSX_ROW_FORGET 1    /* the LS training of predictor set 1's second try */
-#define LSX_ROW_M 13
 #define LSX_RIDGE 12
 #define MAX_THREADS 64
 
@@ -486,8 +485,9 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
      * reads what the header says): predictor set 0 on the LS of (F 2, M)
      * with every context candidate of try_residuals; set 1 on the same LS
      * with the contexts that won; and, where set 1 won that, set 1 on the LS
-     * of (F 1, M 13) (a relation between rows that changes every row wants
-     * a short memory) with every context candidate. */
+     * with forgetting 2^-1 and the caller's K and M (a relation between rows
+     * that changes every row wants a short memory) with every context
+     * candidate. */
     size_t best = 0;
     j.nbands = (uint32_t)threads < W ? threads : (int)W;
     aurp_parallel(j.nbands, predict_band, &j);
@@ -504,7 +504,7 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
     }
     if (st == AURP_OK && mask != 0) {
         mask = ~0u;
-        j.p = v.p = (lsx_params){p->order, LSX_ROW_M, LSX_ROW_FORGET, LSX_RIDGE};
+        j.p = v.p = (lsx_params){p->order, p->equations, LSX_ROW_FORGET, LSX_RIDGE};
         aurp_parallel(j.nbands, predict_band, &j);
         if (atomic_load(&j.failed)) {
             st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
