@@ -70,3 +70,20 @@ def sim_fits(aurorasim, tmp_path):
              "--index", index, "--start-time", "2014-07-15T13:29:40"], check_rc=0)
         return path
     return make
+
+
+@pytest.fixture
+def daemon_factory(tmp_path):
+    """make(name="d", **config_overrides) -> a daemon_harness.Daemon in
+    tmp_path/name (not started); every one made is cleaned up after the test."""
+    from daemon_harness import Daemon
+    made = []
+
+    def make(name="d", **overrides):
+        d = Daemon(tmp_path / name, **overrides)
+        made.append(d)
+        return d
+
+    yield make
+    for d in made:
+        d.cleanup()

@@ -6,24 +6,10 @@ import time
 
 import pytest
 
-from daemon_harness import (AURORAD, Daemon, check_outbox_exactly, move_in, simulate,
+from daemon_harness import (AURORAD, check_outbox_exactly, move_in, simulate,
                             wait_until)
 
 pytestmark = pytest.mark.skipif(not AURORAD.exists(), reason=f"{AURORAD} not built")
-
-
-@pytest.fixture
-def daemon_factory(tmp_path):
-    made = []
-
-    def make(name="d", **overrides):
-        d = Daemon(tmp_path / name, **overrides)
-        made.append(d)
-        return d
-
-    yield make
-    for d in made:
-        d.cleanup()
 
 
 def read_all(paths):

@@ -20,20 +20,6 @@ from daemon_harness import (AURORAD, AURORAPACK, Daemon, check_outbox_exactly, m
 pytestmark = pytest.mark.skipif(not AURORAD.exists(), reason=f"{AURORAD} not built")
 
 
-@pytest.fixture
-def daemon(tmp_path):
-    made = []
-
-    def make(name="d", **overrides):
-        d = Daemon(tmp_path / name, **overrides)
-        made.append(d)
-        return d
-
-    yield make
-    for d in made:
-        d.cleanup()
-
-
 def read_all(paths):
     return {Path(p).name: Path(p).read_bytes() for p in paths}
 
@@ -73,8 +59,8 @@ def name_of_length(n, suffix=".fits", fill_char="x"):
 
 # ---- 1. head-of-line blocking ----------------------------------------------
 
-def test_long_names_work_end_to_end_or_are_refused_once(daemon, tmp_path):
-    d = daemon(rescan_seconds=0.3)
+def test_long_names_work_end_to_end_or_are_refused_once(daemon_factory, tmp_path):
+    d = daemon_factory(rescan_seconds=0.3)
     staging = tmp_path / "staging"
     staging.mkdir()
     junk239 = junk(staging / name_of_length(239, ".dat"))   # the issue's case
@@ -114,12 +100,12 @@ def test_long_names_work_end_to_end_or_are_refused_once(daemon, tmp_path):
     assert restored_all == originals
 
 
-def test_full_quarantine_backs_off_alone_and_good_frames_flow(daemon, tmp_path):
+def test_full_quarantine_backs_off_alone_and_good_frames_flow(daemon_factory, tmp_path):
     qdir = tmp_path / "d" / "quarantine"
     mount_tmpfs(qdir)
     try:
         filler = fill(qdir)
-        d = daemon(rescan_seconds=0.5, retry_max_seconds=0.5)
+        d = daemon_factory(rescan_seconds=0.5, retry_max_seconds=0.5)
         staging = tmp_path / "staging"
         staging.mkdir()
         bad = [junk(staging / f"bad{i}.txt") for i in range(3)]
@@ -189,13 +175,13 @@ def test_a_file_that_cannot_be_moved_aside_is_held_and_reported_once(tmp_path):
 
 # ---- 2. what is released is what was packed ---------------------------------
 
-def test_a_file_renamed_over_while_packed_is_never_released_as_packed(daemon, tmp_path):
+def test_a_file_renamed_over_while_packed_is_never_released_as_packed(daemon_factory, tmp_path):
     """Each frame is replaced (renamed over) at a random moment while the
     daemon may be reading or packing it.  Whatever the timing: a released
     original is byte for byte what its outbox copy restores, and the new
     bytes are never lost (packed, quarantined or still waiting)."""
     rng = random.Random(9)
-    d = daemon(settle_ms=100)
+    d = daemon_factory(settle_ms=100)
     staging = tmp_path / "staging"
     first = simulate(staging / "a", 8, 1024, 512, seed=50, prefix="swap_")
     second = simulate(staging / "b", 8, 1024, 512, seed=51, prefix="swap_")
@@ -239,11 +225,11 @@ def image_extension(width, height, seed):
     return header + data
 
 
-def test_a_two_hdu_file_written_in_place_with_a_pause_is_packed_whole(daemon, tmp_path):
+def test_a_two_hdu_file_written_in_place_with_a_pause_is_packed_whole(daemon_factory, tmp_path):
     """The writer writes the first HDU, pauses (longer than settle_ms), then
     appends the second, keeping the file open: the daemon must not release
     the first HDU alone."""
-    d = daemon(settle_ms=300, stall_seconds=30)
+    d = daemon_factory(settle_ms=300, stall_seconds=30)
     primary = simulate(tmp_path / "staging", 1, 128, 64, seed=60)[0].read_bytes()
     ext = image_extension(96, 48, seed=61)
     d.start()
@@ -264,9 +250,9 @@ def test_a_two_hdu_file_written_in_place_with_a_pause_is_packed_whole(daemon, tm
 
 # ---- 3. only the regular file intake saw is opened --------------------------
 
-def test_fifos_and_links_are_never_opened_or_followed(daemon, tmp_path):
+def test_fifos_and_links_are_never_opened_or_followed(daemon_factory, tmp_path):
     rng = random.Random(3)
-    d = daemon(settle_ms=50, rescan_seconds=0.3)
+    d = daemon_factory(settle_ms=50, rescan_seconds=0.3)
     staging = tmp_path / "staging"
     target = simulate(staging / "target", 1, 64, 64, seed=70, prefix="target_")[0]
     target_bytes = target.read_bytes()
@@ -308,8 +294,8 @@ def check_config(d):
                           capture_output=True, text=True, timeout=30)
 
 
-def test_directory_aliases_are_refused_everywhere(daemon, tmp_path):
-    d = daemon()
+def test_directory_aliases_are_refused_everywhere(daemon_factory, tmp_path):
+    d = daemon_factory()
     inc = str(d.incoming)
     os.symlink(d.incoming, tmp_path / "link_to_incoming")
     cases = [
@@ -363,8 +349,8 @@ def peak_rss_kib(pid):
     return 0
 
 
-def test_frames_over_max_frame_bytes_are_quarantined_before_reading(daemon, tmp_path):
-    d = daemon(max_frame_bytes="1M")
+def test_frames_over_max_frame_bytes_are_quarantined_before_reading(daemon_factory, tmp_path):
+    d = daemon_factory(max_frame_bytes="1M")
     staging = tmp_path / "staging"
     small = simulate(staging / "s", 4, 64, 64, seed=90, prefix="small_")
     big = simulate(staging / "b", 1, 1024, 1024, seed=91, prefix="big_")[0]  # 2 MB
@@ -393,8 +379,8 @@ def test_frames_over_max_frame_bytes_are_quarantined_before_reading(daemon, tmp_
 
 # ---- 6. self-repair -----------------------------------------------------------
 
-def test_deleted_directories_are_recreated_and_the_watch_rearmed(daemon, tmp_path):
-    d = daemon(rescan_seconds=0.3, retry_max_seconds=0.5)
+def test_deleted_directories_are_recreated_and_the_watch_rearmed(daemon_factory, tmp_path):
+    d = daemon_factory(rescan_seconds=0.3, retry_max_seconds=0.5)
     d.start()
     for sub in (d.outbox, d.done, d.quarantine):
         shutil.rmtree(sub)
@@ -420,9 +406,9 @@ def test_deleted_directories_are_recreated_and_the_watch_rearmed(daemon, tmp_pat
     check_outbox_exactly(d, originals, tmp_path / "unpacked")
 
 
-def test_a_directory_whose_parent_is_gone_is_reported_once_and_frames_wait(daemon, tmp_path):
+def test_a_directory_whose_parent_is_gone_is_reported_once_and_frames_wait(daemon_factory, tmp_path):
     spool = tmp_path / "spool"
-    d = daemon(outbox_dir=str(spool / "outbox"), rescan_seconds=0.3, retry_max_seconds=0.3)
+    d = daemon_factory(outbox_dir=str(spool / "outbox"), rescan_seconds=0.3, retry_max_seconds=0.3)
     d.outbox = spool / "outbox"
     d.start()
     shutil.rmtree(spool)  # an unmounted disk, say: not recreated on the root file system

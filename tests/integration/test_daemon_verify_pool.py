@@ -11,20 +11,6 @@ from daemon_harness import AURORAD, Daemon, check_outbox_exactly, move_in, simul
 pytestmark = pytest.mark.skipif(not AURORAD.exists(), reason=f"{AURORAD} not built")
 
 
-@pytest.fixture
-def daemon_factory(tmp_path):
-    made = []
-
-    def make(name="d", **overrides):
-        d = Daemon(tmp_path / name, **overrides)
-        made.append(d)
-        return d
-
-    yield make
-    for d in made:
-        d.cleanup()
-
-
 def test_default_verify_pool_is_every_core_and_threads_are_bounded(daemon_factory):
     d = daemon_factory()
     d.start()
