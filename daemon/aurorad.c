@@ -163,6 +163,7 @@ static void status_text(char *buf, size_t len)
     int q_new = intake_count(&D.in, ENTRY_QUEUED, 0), q_old = intake_count(&D.in, ENTRY_QUEUED, 1);
     int watching = intake_count(&D.in, ENTRY_WATCHING, -1);
     int held = intake_count(&D.in, ENTRY_HELD, -1);
+    int verify_queued = D.workers ? pool_verify_queued(D.workers) : 0;
     /* devices now, so that a GPU taken out of service shows as such */
     if (D.workers) pool_describe(D.workers, D.devices, sizeof D.devices);
     char fault[600] = "outbox ok";
@@ -175,11 +176,11 @@ static void status_text(char *buf, size_t len)
     }
     snprintf(buf, len,
              "%s%llu frames done (%llu quarantined, %llu over budget); backlog %d, new %d, "
-             "arriving %d, in flight %d, held %d; "
+             "arriving %d, in flight %d (%d awaiting verify), held %d; "
              "latency mean %.2f s max %.2f s (last %d); %.3f bpp; devices %.200s; %.400s",
              D.stopping ? "stopping: " : (D.reload_pending ? "reloading: " : ""),
              (unsigned long long)(D.st.committed + D.st.recovered),
-             (unsigned long long)D.st.quarantined, (unsigned long long)D.st.over_budget, q_old, q_new, watching, D.inflight, held, mean / 1e3,
+             (unsigned long long)D.st.quarantined, (unsigned long long)D.st.over_budget, q_old, q_new, watching, D.inflight, verify_queued, held, mean / 1e3,
              mx / 1e3, D.st.n, stats_bpp(&D.st), D.devices, fault);
 }
 
@@ -680,6 +681,7 @@ static void write_metrics(void)
     }
     m.gpus = gpu_states(m.gpu_label, m.gpu_up, METRICS_MAX_GPUS);
     m.in_flight = D.inflight;
+    m.verify_queued = D.workers ? pool_verify_queued(D.workers) : 0;
     m.held = D.workers ? intake_count(&D.in, ENTRY_HELD, -1) : 0;
     m.outbox_paused = D.fault[0] || D.reserve_paused;
     char err[4400];

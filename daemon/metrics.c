@@ -76,6 +76,8 @@ int metrics_write(const char *path, const metrics_snapshot *m, char *err, size_t
             (unsigned long long)m->done_bytes);
     fprintf(f, "# HELP aurorad_in_flight Frames being packed now.\n"
                "# TYPE aurorad_in_flight gauge\naurorad_in_flight %d\n", m->in_flight);
+    fprintf(f, "# HELP aurorad_verify_queued Packed frames waiting for a verify thread.\n"
+               "# TYPE aurorad_verify_queued gauge\naurorad_verify_queued %d\n", m->verify_queued);
     fprintf(f, "# HELP aurorad_held_files Files left in incoming that cannot be moved aside.\n"
                "# TYPE aurorad_held_files gauge\naurorad_held_files %d\n", m->held);
     fprintf(f, "# HELP aurorad_outbox_paused 1 while packing pauses (outbox fault or disk reserve).\n"

@@ -26,7 +26,7 @@ typedef struct {
     int gpus;
     char gpu_label[METRICS_MAX_GPUS][48];
     bool gpu_up[METRICS_MAX_GPUS];
-    int in_flight, held;
+    int in_flight, held, verify_queued;
     bool outbox_paused;                    /* outbox fault or disk reserve */
     uint64_t done_files, done_bytes;
 } metrics_snapshot;

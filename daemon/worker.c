@@ -746,6 +746,8 @@ int pool_workers(const pool *p) { return p->nworkers; }
 
 int pool_verify_workers(const pool *p) { return verify_pool_threads(p->verify); }
 
+int pool_verify_queued(pool *p) { return verify_pool_queued(p->verify); }
+
 int pool_threads(const pool *p)
 {
     int n = verify_pool_threads(p->verify);

@@ -86,6 +86,9 @@ pool *pool_start(const aurorad_config *cfg, void (*wake)(void *), void *ud);
 int pool_workers(const pool *p);
 /* Threads of the verify pool. */
 int pool_verify_workers(const pool *p);
+/* Packed frames waiting for a verify thread (a GPU outrunning the CPU
+ * shows here first). */
+int pool_verify_queued(pool *p);
 /* Every thread that packs or verifies: GPU workers + CPU workers x their
  * threads + verify threads. */
 int pool_threads(const pool *p);

@@ -47,7 +47,7 @@ def test_notify_ready_status_watchdog_stopping(env, tmp_path):
                "STATUS with 6 frames done")
     wait_until(lambda: len(ns.with_key("WATCHDOG", "1")) >= 3, 5, "WATCHDOG=1 pings")
     status = ns.with_key("STATUS")[-1]["STATUS"]
-    for part in ("frames done", "backlog", "latency mean", "max", "bpp", "devices cpu"):
+    for part in ("frames done", "backlog", "awaiting verify", "latency mean", "max", "bpp", "devices cpu"):
         assert part in status, f"STATUS lacks '{part}': {status}"
     assert d.stop() == 0
     assert ns.with_key("STOPPING", "1")

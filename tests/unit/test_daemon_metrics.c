@@ -46,6 +46,7 @@ Test(daemon_metrics, every_series_in_textfile_format)
     m.outbox.bytes = 4096;
     m.outbox.oldest_mtime_s = 940;
     m.incoming.files = 2;
+    m.verify_queued = 5;
     m.dirs = 2;
     m.dir_key[0] = "incoming";
     m.dir_free[0] = 111;
@@ -75,6 +76,7 @@ Test(daemon_metrics, every_series_in_textfile_format)
     has_line(t, "aurorad_outbox_bytes 4096");
     has_line(t, "aurorad_outbox_oldest_age_seconds 60");
     has_line(t, "aurorad_incoming_files 2");
+    has_line(t, "aurorad_verify_queued 5");
     has_line(t, "aurorad_disk_free_bytes{dir=\"incoming\"} 111");
     has_line(t, "aurorad_disk_free_bytes{dir=\"outbox\"} 222");
     has_line(t, "aurorad_gpu_up{device=\"gpu:0\"} 1");
