@@ -62,6 +62,30 @@ static int write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
+/* Creates path (it must not be linked anywhere yet), writes data and makes
+ * it durable (fsync, close); on any error the file is removed, errno kept. */
+static int write_new_file(const char *path, const void *data, size_t len, char *err, size_t err_len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (fd < 0) return fail(err, err_len, path, "create");
+    if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+        int e = errno;
+        fail(err, err_len, path, "write");
+        close(fd);
+        unlink(path);
+        errno = e;
+        return -1;
+    }
+    if (close(fd) != 0) {
+        int e = errno;
+        fail(err, err_len, path, "close");
+        unlink(path);
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
 int commit_write_atomic(const char *dir, const char *name, const void *data, size_t len, char *err,
                         size_t err_len)
 {
@@ -70,23 +94,7 @@ int commit_write_atomic(const char *dir, const char *name, const void *data, siz
     char tmp[PATHLEN], dst[PATHLEN];
     snprintf(tmp, sizeof tmp, "%s/.tmp-%ld-%lu", dir, (long)getpid(), ++serial);
     snprintf(dst, sizeof dst, "%s/%s", dir, name);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-    if (fd < 0) return fail(err, err_len, tmp, "create");
-    if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-        int e = errno;
-        fail(err, err_len, tmp, "write");
-        close(fd);
-        unlink(tmp);
-        errno = e;
-        return -1;
-    }
-    if (close(fd) != 0) {
-        int e = errno;
-        fail(err, err_len, tmp, "close");
-        unlink(tmp);
-        errno = e;
-        return -1;
-    }
+    if (write_new_file(tmp, data, len, err, err_len) != 0) return -1;
     if (rename(tmp, dst) != 0) {
         int e = errno;
         fail(err, err_len, dst, "rename into place");
@@ -104,19 +112,10 @@ int commit_write_temp(const char *dir, const void *data, size_t len, char *tmp_n
     char tmp[PATHLEN];
     snprintf(tmp_name, tmp_cap, ".tmp-%ld-j%lu", (long)getpid(), ++serial);
     snprintf(tmp, sizeof tmp, "%s/%s", dir, tmp_name);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-    if (fd < 0) return fail(err, err_len, tmp, "create");
-    if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+    if (write_new_file(tmp, data, len, err, err_len) != 0) return -1;
+    /* the journal names this file: it must be durable in the directory too */
+    if (commit_fsync_dir(dir, err, err_len) != 0) {
         int e = errno;
-        fail(err, err_len, tmp, "write");
-        close(fd);
-        unlink(tmp);
-        errno = e;
-        return -1;
-    }
-    if (close(fd) != 0 || commit_fsync_dir(dir, err, err_len) != 0) {
-        int e = errno;
-        fail(err, err_len, tmp, "close");
         unlink(tmp);
         errno = e;
         return -1;
