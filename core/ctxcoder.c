@@ -7,13 +7,6 @@
 #include "internal.h"
 #include "lsmix.h"
 
-int ctx_of(uint32_t act16, const uint32_t *thr, int nctx)
-{
-    int c = 0;
-    while (c < nctx - 1 && act16 >= thr[c]) c++;
-    return c;
-}
-
 void ctx_default_thresholds(uint32_t *thr, int nctx)
 {
     /* context q >= 1 once floor(2 log2(1 + act16 / 128)) >= q */

@@ -25,6 +25,11 @@
 #include <stdint.h>
 
 #include "aurp.h"
+#include "lsmix_arith.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define LSX_MAX_K 16          /* spectral lags */
 #define LSX_PREV 3            /* pixels of the row above: n-1, n, n+1 */
@@ -32,20 +37,8 @@
 #define LSX_MAX_D (LSX_MAX_K + LSX_PREV + LSX_EXTRA)
 #define LSX_MAX_Z (LSX_MAX_D + 1) /* regressors and the target */
 #define LSX_MAX_M 17          /* training window, odd */
-#define LSX_CM_A_SHIFT 4      /* column mean A moves 1/16 of the way each row */
-#define LSX_CM_B_SHIFT 2      /* column mean B: 1/4 */
-#define LSX_COLERR_SHIFT 3    /* the column error level: 1/8 */
-#define LSX_CONST 16          /* value of the constant regressor (Q4 "1") */
 #define LSX_NPRED 5           /* blended predictors: LS, CM, AF (set 0); RV, AL (set 1) */
 #define LSX_NSETS 2           /* predictor sets */
-#define LSX_RV_SHIFT 3        /* RV sums lose 1/8 of their weight each pixel */
-#define LSX_RV_SCALE 14       /* RV sum terms are scaled by 2^14 */
-#define LSX_RV_NS 9           /* RV sums: w, y, z0, z1, z0*y, z1*y, z0*z0, z0*z1, z1*z1 */
-#define LSX_RV_RIDGE 16384.0  /* RV ridge (Q4^2 units): pulls both slopes toward 1/2 */
-#define LSX_COLERR_W 2        /* weight of the column error level in an error level (set 0; set 1: 0) */
-#define LSX_AF_SHIFT 2        /* AF sums lose 1/4 of their weight each pixel */
-#define LSX_AF_SCALE 16       /* AF sum terms are scaled by 2^16 */
-#define LSX_AF_RIDGE 16384.0  /* AF slope ridge (Q4^2 units): pulls the slope toward 1 */
 
 /* Stream-level parameters (the image stream header records them). */
 typedef struct {
@@ -54,12 +47,6 @@ typedef struct {
     int forget_shift; /* training sums lose 2^-f of their weight each row, 1..8 */
     int ridge_shift;  /* ridge of regressor j: G_jj >> r, 8..40 */
 } lsx_params;
-
-/* floor(v / 2^s) for any sign (>> of a negative value is implementation-defined in C). */
-static inline int32_t lsx_floor_shr(int32_t v, int s)
-{
-    return v >= 0 ? (int32_t)((uint32_t)v >> s) : (int32_t) ~((uint32_t)~v >> s);
-}
 
 /* ---- the LS predictor of one band of columns ------------------------ */
 
@@ -139,23 +126,9 @@ static inline double lsx_cm_predict(const lsx_state *s, uint32_t n)
 #define CTX_PROB_BITS 15      /* token frequencies sum to 2^15 */
 #define CTX_HALVE_AT (1u << 16)
 
-/* The context of a pixel: from the local residual activity and the blend's
- * error level, against the frame's thresholds (thr[0..nctx-2], increasing). */
-int ctx_of(uint32_t act16, const uint32_t *thr, int nctx);
 /* Default thresholds: the contexts are half-octaves of activity. */
 void ctx_default_thresholds(uint32_t *thr, int nctx);
 
-/* Token of |e| and its raw low bits. */
-static inline int ctx_token(uint32_t v, int *nraw)
-{
-    if (v < 16) {
-        *nraw = 0;
-        return (int)v;
-    }
-    int nb = 31 - __builtin_clz(v);
-    *nraw = nb - 2;
-    return 16 + (nb - 4) * 4 + (int)((v >> (nb - 2)) & 3);
-}
 /* Smallest |e| of a token and its raw bit count. */
 static inline uint32_t ctx_token_base(int t, int *nraw)
 {
@@ -212,10 +185,49 @@ int ctx_rans_dec_finish(const ctx_rans_dec *d);
 
 /* ---- the profile's codec (lsmix_codec.c) ---------------------------- */
 
+#define LSX_HEADER 24
+#define LSX_SEG_LOG2 14     /* segments of 2^14 pixels */
+#define LSX_NCTX 12         /* activity contexts of the first candidate */
+#define LSX_NIB 4           /* intensity classes the encoder aims for */
+#define LSX_IOFF_PERMILLE 1 /* intensity offset: this quantile of the pixels */
+#define LSX_FORGET 2        /* the LS training of predictor sets 0 and 1 */
+#define LSX_NCTX_WIDE 16    /* the second activity-context count the encoder tries */
+#define LSX_ROW_FORGET 1    /* the LS training of predictor set 1's second try */
+#define LSX_RIDGE 12
+
+/* What the stream header says (3.1) and where its segments are. */
+typedef struct {
+    lsx_params p;
+    uint32_t W, H;
+    int nctx, seg_log2;
+    uint32_t thr[CTX_MAX];
+    /* intensity classes: the token of max(0, pred - ioff) against the
+     * increasing token bounds ibnd[0..nib-2]; context = activity * nib + class */
+    int nib;
+    int set; /* predictor set (3.2) */
+    uint16_t ioff;
+    uint8_t ibnd[CTX_MAX_IB];
+    uint32_t nseg;
+    const uint8_t *seg_lens, *segs;
+} lsx_view;
+
+size_t lsx_header_len(int nctx, uint32_t nseg);
+/* The 24-byte header and the thresholds (not the segment lengths). */
+void lsx_write_header(uint8_t *h, const lsx_view *v);
+/* The intensity offset from the histogram of the pixel values (65536 bins). */
+uint16_t lsx_ioff_of_histogram(const uint32_t *hist, uint64_t pixels);
+/* Intensity classes of about equal population from the histogram of the
+ * intensity tokens (CTX_TOKENS bins): sets v->nib and v->ibnd. */
+void lsx_intensity_classes(lsx_view *v, const uint64_t *h, uint64_t pixels);
+
 aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p,
                              int threads, uint8_t *out, size_t cap, size_t *out_len,
                              aurp_error *err);
 aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint32_t H,
                              int threads, uint16_t *u, aurp_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

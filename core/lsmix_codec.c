@@ -18,75 +18,27 @@
 #include "lsmix.h"
 #include "predict.h"
 
-#define LSX_HEADER 24
-#define LSX_SEG_LOG2 14
-#define LSX_NCTX 12
-#define LSX_NIB 4          /* intensity classes the encoder aims for */
-#define LSX_IOFF_PERMILLE 1 /* intensity offset: this quantile of the pixels */
-#define LSX_FORGET 2
-#define LSX_NCTX_WIDE 16    /* the second activity-context count the encoder tries */
-#define LSX_ROW_FORGET 1    /* the LS training of predictor set 1's second try */
-#define LSX_RIDGE 12
 #define MAX_THREADS 64
-
-typedef struct {
-    lsx_params p;
-    uint32_t W, H;
-    int nctx, seg_log2;
-    uint32_t thr[CTX_MAX];
-    /* intensity classes: the token of max(0, pred - ioff) against the
-     * increasing token bounds ibnd[0..nib-2]; context = activity * nib + class */
-    int nib;
-    int set; /* predictor set (3.2) */
-    uint16_t ioff;
-    uint8_t ibnd[CTX_MAX_IB];
-    uint32_t nseg;
-    const uint8_t *seg_lens, *segs;
-} lsx_view;
 
 static uint32_t band_edge(uint32_t width, int nb, int b)
 {
     return (uint32_t)((uint64_t)width * (uint64_t)b / (uint64_t)nb);
 }
 
-/* The activity of the residuals around (m, n): 2|eW| + 2|eN| + |eNW| +
- * |eNE| + |eWW| + |eNN|; rows r0 = m, r1 = m-1, r2 = m-2 (NULL above the image). */
-static uint32_t residual_activity(const int32_t *r0, const int32_t *r1, const int32_t *r2,
-                                  uint32_t W, uint32_t n)
-{
-#define ABSV(v) ((uint32_t)((v) < 0 ? -(v) : (v)))
-    uint32_t a = 0;
-    if (n > 0) a += 2 * ABSV(r0[n - 1]);
-    if (n > 1) a += ABSV(r0[n - 2]);
-    if (r1) {
-        a += 2 * ABSV(r1[n]);
-        if (n > 0) a += ABSV(r1[n - 1]);
-        if (n + 1 < W) a += ABSV(r1[n + 1]);
-    }
-    if (r2) a += ABSV(r2[n]);
-    return a;
-#undef ABSV
-}
-
 static uint32_t activity16(const lsx_view *v, const int32_t *r0, const int32_t *r1,
                            const int32_t *r2, uint32_t n, int32_t emin)
 {
-    uint64_t act16 = 8 * (uint64_t)residual_activity(r0, r1, r2, v->W, n) + (uint64_t)emin;
-    return act16 > UINT32_MAX ? UINT32_MAX : (uint32_t)act16;
+    return lsx_activity16(lsx_residual_activity(r0, r1, r2, v->W, n), emin);
 }
 
-/* The intensity token of a prediction. */
 static inline int intensity_token(const lsx_view *v, uint16_t pred)
 {
-    int nraw;
-    return ctx_token(pred > v->ioff ? (uint32_t)(pred - v->ioff) : 0, &nraw);
+    return lsx_intensity_token(pred, v->ioff);
 }
 
 static inline int intensity_class(const lsx_view *v, int itok)
 {
-    int c = 0;
-    while (c < v->nib - 1 && itok >= v->ibnd[c]) c++;
-    return c;
+    return lsx_intensity_class(itok, v->ibnd, v->nib);
 }
 
 static int context_at(const lsx_view *v, const int32_t *r0, const int32_t *r1, const int32_t *r2,
@@ -104,12 +56,12 @@ static inline uint16_t edge_prediction(const uint16_t *row, uint32_t n)
 
 /* ---- header ------------------------------------------------------------ */
 
-static size_t header_len(int nctx, uint32_t nseg)
+size_t lsx_header_len(int nctx, uint32_t nseg)
 {
     return LSX_HEADER + 4 * (size_t)(nctx - 1) + 4 * (size_t)nseg;
 }
 
-static void write_header(uint8_t *h, const lsx_view *v)
+void lsx_write_header(uint8_t *h, const lsx_view *v)
 {
     memset(h, 0, LSX_HEADER);
     h[0] = AURP_PROFILE_LSMIX;
@@ -206,10 +158,10 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
         if (len < 4) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: segment %u too short", s);
         total += len;
     }
-    if (total != in_len - header_len(v->nctx, v->nseg))
+    if (total != in_len - lsx_header_len(v->nctx, v->nseg))
         return aurp_fail(err, AURP_ERR_CORRUPT,
                          "lsmix stream: segments hold %llu bytes, the stream has %zu after the header",
-                         (unsigned long long)total, in_len - header_len(v->nctx, v->nseg));
+                         (unsigned long long)total, in_len - lsx_header_len(v->nctx, v->nseg));
     return AURP_OK;
 }
 
@@ -334,33 +286,39 @@ static aurp_status residuals_and_contexts(const lsx_view *v, const uint16_t *u, 
     return AURP_OK;
 }
 
-/* The intensity offset: a low quantile of the pixel values. */
-static uint16_t choose_ioff(const uint16_t *u, uint64_t pixels)
+uint16_t lsx_ioff_of_histogram(const uint32_t *hist, uint64_t pixels)
 {
-    uint32_t *hist = calloc(65536, sizeof *hist);
-    if (!hist) return 0;
-    for (uint64_t i = 0; i < pixels; i++) hist[u[i]]++;
     uint64_t want = pixels * LSX_IOFF_PERMILLE / 1000, acc = 0;
     uint32_t v = 0;
     for (; v < 65535; v++) {
         acc += hist[v];
         if (acc > want) break;
     }
-    free(hist);
     return (uint16_t)v;
+}
+
+/* The intensity offset: a low quantile of the pixel values. */
+static uint16_t choose_ioff(const uint16_t *u, uint64_t pixels)
+{
+    uint32_t *hist = calloc(65536, sizeof *hist);
+    if (!hist) return 0;
+    for (uint64_t i = 0; i < pixels; i++) hist[u[i]]++;
+    uint16_t v = lsx_ioff_of_histogram(hist, pixels);
+    free(hist);
+    return v;
+}
+
+void lsx_intensity_classes(lsx_view *v, const uint64_t *h, uint64_t pixels)
+{
+    v->nib = lsx_intensity_bounds(h, pixels, LSX_NIB, v->ibnd);
 }
 
 /* Intensity classes of about equal population: bounds on the intensity tokens. */
 static void choose_intensity_classes(lsx_view *v, const uint8_t *itok, uint64_t pixels)
 {
-    uint64_t h[CTX_TOKENS] = {0}, acc = 0;
+    uint64_t h[CTX_TOKENS] = {0};
     for (uint64_t i = 0; i < pixels; i++) h[itok[i]]++;
-    int b = 0;
-    for (int t = 0; t < CTX_TOKENS - 1 && b < LSX_NIB - 1; t++) {
-        acc += h[t];
-        if (acc * LSX_NIB >= (uint64_t)(b + 1) * pixels) v->ibnd[b++] = (uint8_t)(t + 1);
-    }
-    v->nib = b + 1;
+    lsx_intensity_classes(v, h, pixels);
 }
 
 /* Codes the residuals with the contexts of v (C, thresholds, intensity
@@ -388,14 +346,14 @@ static size_t code_residuals(enc_job *j, const lsx_view *v, const int32_t *res, 
     j->nbands = (uint32_t)threads < v->nseg ? threads : (int)v->nseg;
     aurp_parallel(j->nbands, encode_segment_range, j);
     if (atomic_load(&j->failed)) return 0;
-    size_t len = header_len(v->nctx, v->nseg);
+    size_t len = lsx_header_len(v->nctx, v->nseg);
     for (uint32_t s = 0; s < v->nseg; s++) len += j->seg_len[s];
     return len;
 }
 
 static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
 {
-    write_header(out, v);
+    lsx_write_header(out, v);
     size_t pos = LSX_HEADER + 4 * (size_t)(v->nctx - 1);
     for (uint32_t s = 0; s < v->nseg; s++, pos += 4) aurp_put_u32(out + pos, j->seg_len[s]);
     for (uint32_t s = 0; s < v->nseg; s++) {

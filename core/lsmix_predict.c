@@ -204,43 +204,22 @@ void lsx_state_free(lsx_state *s)
     memset(s, 0, sizeof *s);
 }
 
-/* A prediction in Q4, rounded and clamped to [0, 16 * 65535]. */
-static int32_t q16(double p)
-{
-    double t = p * 16.0 + 0.5;
-    if (!(t > 0.0)) return 0;
-    if (t >= 1048560.0) return 1048560;
-    return (int32_t)t;
-}
-
-/* The error level of predictor k at (m, n): its errors at W, N, NW, NE
- * plus LSX_COLERR_W times its column error level (Q4); in set 1, its errors
- * at W, WW, N, NW, NE and no column term (the column levels are not kept). */
+/* The error level of predictor k at (m, n) (lsx_error_level; set 0 adds
+ * LSX_COLERR_W times its column error level). */
 static int32_t error_level(const lsx_state *s, int k, uint32_t m, uint32_t n)
 {
-    const int32_t *cur = s->err[k][m & 1], *up = s->err[k][(m + 1) & 1];
-    int32_t e = s->colerr_w * s->colerr[k][n];
-    if (n > 0) e += cur[n - 1];
-    if (s->set && n > 1) e += cur[n - 2]; /* set 1: the error two to the left too */
-    if (m > 0) {
-        e += up[n];
-        if (n > 0) e += up[n - 1];
-        if (n + 1 < s->W) e += up[n + 1];
-    }
-    return e;
+    const int32_t *cur = s->err[k][m & 1], *up = m > 0 ? s->err[k][(m + 1) & 1] : NULL;
+    return lsx_error_level(cur, up, n, s->W, s->set, s->colerr_w * s->colerr[k][n]);
 }
 
 uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin)
 {
-    double num = 0.0, den = 0.0;
+    int32_t e[LSX_NPRED];
     for (int k = 0; k < s->np; k++) {
-        int32_t e = error_level(s, k, m, n);
-        if (k == 0 || e < *emin) *emin = e;
-        double t = (double)e * 0.0625 + 1.0, w = 1.0 / (t * t * t);
-        num = num + w * p[k];
-        den = den + w;
+        e[k] = error_level(s, k, m, n);
+        if (k == 0 || e[k] < *emin) *emin = e[k];
     }
-    return aurp_round_clamp(num / den);
+    return lsx_blend_of(s->np, e, p);
 }
 
 void lsx_sources(const lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls,
@@ -249,71 +228,25 @@ void lsx_sources(const lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n
     z[0] = s->cm_b[n];
     if (!s->set) return; /* set 0 reads only z[0] */
     const uint16_t *up = cur - s->W, *up2 = m >= 2 ? up - s->W : up;
-    z[1] = q16(p_ls);
+    z[1] = lsx_q16(p_ls);
     z[2] = 16 * (int32_t)up[n];
     z[3] = 16 * (int32_t)up2[n];
 }
 
-/* The affine fit of sums a (w, y, z, zz, zy) at source value zc. */
-static double af_fit(const int64_t *a, uint32_t n, double zc)
-{
-    if (n == 0 || a[0] == 0) return zc * 0.0625;
-    double w = (double)a[0]; /* each term is scaled by 2^LSX_AF_SCALE, as the weight */
-    double my = (double)a[1] / w, mz = (double)a[2] / w;
-    double vzz = (double)a[3] / w - mz * mz, vzy = (double)a[4] / w - mz * my;
-    double slope = (vzy + LSX_AF_RIDGE) / (vzz + LSX_AF_RIDGE);
-    return (my + slope * (zc - mz)) * 0.0625;
-}
-
-/* RV: (C + L I) b = c + L (1/2, 1/2) with C, c the centred second moments
- * of the sums, L = LSX_RV_RIDGE; P = my + b0 (z0 - m0) + b1 (z1 - m1). */
-static double rv_fit(const int64_t *a, uint32_t n, double z0, double z1)
-{
-    if (n == 0 || a[0] == 0) return (z0 + z1) * 0.03125;
-    double w = (double)a[0];
-    double my = (double)a[1] / w, m0 = (double)a[2] / w, m1 = (double)a[3] / w;
-    double c0 = (double)a[4] / w - m0 * my + LSX_RV_RIDGE * 0.5;
-    double c1 = (double)a[5] / w - m1 * my + LSX_RV_RIDGE * 0.5;
-    double a00 = (double)a[6] / w - m0 * m0 + LSX_RV_RIDGE;
-    double a01 = (double)a[7] / w - m0 * m1;
-    double a11 = (double)a[8] / w - m1 * m1 + LSX_RV_RIDGE;
-    double f = a01 / a00;
-    double d11 = a11 - f * a01, e1 = c1 - f * c0;
-    double b1 = e1 / d11;
-    double b0 = (c0 - a01 * b1) / a00;
-    return (my + b0 * (z0 - m0) + b1 * (z1 - m1)) * 0.0625;
-}
-
 void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p)
 {
-    p[2] = af_fit(s->af[0], n, (double)z[0]);
+    p[2] = lsx_af_fit(s->af[0], n, (double)z[0]);
     if (s->set) {
-        p[3] = rv_fit(s->rv, n, (double)z[2], (double)z[3]);
-        p[4] = af_fit(s->af[1], n, (double)z[1]);
+        p[3] = lsx_rv_fit(s->rv, n, (double)z[2], (double)z[3]);
+        p[4] = lsx_af_fit(s->af[1], n, (double)z[1]);
     }
-}
-
-/* A row sum of AF, AL or RV takes a term: s - round(s / 2^shift) + v.
- * Every term and so every sum is >= 0 (pixels, means and their products). */
-static inline int64_t decay_add(int64_t s, int shift, int64_t v)
-{
-    return s - ((s + ((int64_t)1 << (shift - 1))) >> shift) + v;
-}
-
-static void af_add(int64_t *a, int64_t y, int64_t z)
-{
-    a[0] = decay_add(a[0], LSX_AF_SHIFT, (int64_t)1 << LSX_AF_SCALE);
-    a[1] = decay_add(a[1], LSX_AF_SHIFT, y << LSX_AF_SCALE);
-    a[2] = decay_add(a[2], LSX_AF_SHIFT, z << LSX_AF_SCALE);
-    a[3] = decay_add(a[3], LSX_AF_SHIFT, (z * z) << LSX_AF_SCALE);
-    a[4] = decay_add(a[4], LSX_AF_SHIFT, (z * y) << LSX_AF_SCALE);
 }
 
 void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *p, const int32_t *z)
 {
     int32_t x16 = (int32_t)x * 16;
     for (int k = 0; k < s->np; k++) {
-        int32_t d = x16 - q16(p[k]);
+        int32_t d = x16 - lsx_q16(p[k]);
         s->err[k][m & 1][n] = d < 0 ? -d : d;
     }
     if (n == 0) {
@@ -324,13 +257,10 @@ void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *
         /* terms scaled by 2^16: the rounding of the decay stays far below
          * them (every sum < 2^59: z, y < 2^20) */
         int64_t y = x16;
-        af_add(s->af[0], y, z[0]);
+        lsx_af_add(s->af[0], y, z[0]);
         if (s->set) {
-            af_add(s->af[1], y, z[1]);
-            /* RV terms scaled by 2^14 (every sum < 2^58) */
-            const int64_t z0 = z[2], z1 = z[3];
-            const int64_t t[LSX_RV_NS] = {1, y, z0, z1, z0 * y, z1 * y, z0 * z0, z0 * z1, z1 * z1};
-            for (int k = 0; k < LSX_RV_NS; k++) s->rv[k] = decay_add(s->rv[k], LSX_RV_SHIFT, t[k] << LSX_RV_SCALE);
+            lsx_af_add(s->af[1], y, z[1]);
+            lsx_rv_add(s->rv, y, z[2], z[3]);
         }
     }
 }
@@ -341,7 +271,7 @@ void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
         const int32_t *e = s->err[k][m & 1];
         int32_t *c = s->colerr[k];
         for (uint32_t n = 0; n < s->W; n++)
-            c[n] = m == 0 ? e[n] : c[n] + lsx_floor_shr(e[n] - c[n] + (1 << (LSX_COLERR_SHIFT - 1)), LSX_COLERR_SHIFT);
+            c[n] = m == 0 ? e[n] : lsx_mean_step(c[n], e[n], LSX_COLERR_SHIFT);
     }
     int32_t *t = s->cm_a_prev;
     s->cm_a_prev = s->cm_a;
@@ -352,7 +282,7 @@ void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
     for (uint32_t n = 0; n < s->W; n++) {
         int32_t x16 = (int32_t)row[n] * 16;
         int32_t a = s->cm_a_prev[n], b = s->cm_b_prev[n];
-        s->cm_a[n] = m == 0 ? x16 : a + lsx_floor_shr(x16 - a + (1 << (LSX_CM_A_SHIFT - 1)), LSX_CM_A_SHIFT);
-        s->cm_b[n] = m == 0 ? x16 : b + lsx_floor_shr(x16 - b + (1 << (LSX_CM_B_SHIFT - 1)), LSX_CM_B_SHIFT);
+        s->cm_a[n] = m == 0 ? x16 : lsx_mean_step(a, x16, LSX_CM_A_SHIFT);
+        s->cm_b[n] = m == 0 ? x16 : lsx_mean_step(b, x16, LSX_CM_B_SHIFT);
     }
 }

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hostdev.h"
+
 #define AURP_MAX_ORDER 32     /* N */
 #define AURP_MAX_EQUATIONS 16 /* M */
 
@@ -76,7 +78,7 @@ int aurp_solve_ldl(int k, const uint64_t *G, const uint64_t *h, double *a);
 int aurp_solve_ldl_x4(int k, const uint64_t *const G[4], const uint64_t *const h[4], double *const a[4]);
 
 /* Rounds and clamps a prediction value: floor(v + 0.5) limited to [0, 65535]. */
-static inline uint16_t aurp_round_clamp(double v)
+static inline AURP_HD uint16_t aurp_round_clamp(double v)
 {
     double t = v + 0.5;
     if (!(t > 0.0)) return 0; /* also NaN */

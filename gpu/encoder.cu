@@ -17,6 +17,8 @@
 #include "aurp_gpu.h"
 #include "gpu_kernels.h"
 #include "imgstream.h"
+#include "lsmix.h"
+#include "lsmix_encoder.h"
 #include "predict.h"
 
 #include <cuda_runtime.h>
@@ -62,6 +64,7 @@ struct aurp_gpu {
     size_t slot;
     uint32_t *d_seg; /* seg_len | seg_esc | seg_off | esc_off, max_seg each */
     uint64_t *d_totals;
+    lsx_gpu_state *lsx; /* the lsmix profile's buffers on device 0, made on first use */
     /* stage timing on device 0 (aurp_gpu_profile) */
     int profile;
     cudaEvent_t ev[AURP_GPU_STAGES + 1];
@@ -227,13 +230,25 @@ extern "C" uint8_t *aurp_gpu_host_buffer(aurp_gpu *g, size_t *cap)
     return g ? g->h_in : NULL;
 }
 
-extern "C" int aurp_gpu_has_profile(int profile) { return profile == AURP_PROFILE_PAPER; }
+extern "C" int aurp_gpu_has_profile(int profile)
+{
+    return profile == AURP_PROFILE_PAPER || profile == AURP_PROFILE_LSMIX;
+}
 
 static aurp_status check_params(const aurp_params *p, aurp_error *err)
 {
     if (!p) return aurp_fail(err, AURP_ERR_PARAM, "gpu: no parameters");
+    if (p->profile == AURP_PROFILE_LSMIX) {
+        if (p->order < 1 || p->order > LSX_MAX_K)
+            return aurp_fail(err, AURP_ERR_PARAM, "gpu: lsmix: N=%d spectral lags outside 1..%d", p->order,
+                             LSX_MAX_K);
+        if (p->equations < 1 || p->equations > LSX_MAX_M || !(p->equations & 1))
+            return aurp_fail(err, AURP_ERR_PARAM, "gpu: lsmix: M=%d window columns not odd in 1..%d",
+                             p->equations, LSX_MAX_M);
+        return AURP_OK;
+    }
     if (p->profile != AURP_PROFILE_PAPER)
-        return aurp_fail(err, AURP_ERR_PARAM, "gpu: profile %d not supported (only 1, paper)", p->profile);
+        return aurp_fail(err, AURP_ERR_PARAM, "gpu: profile %d not supported (1 paper, 2 lsmix)", p->profile);
     if (p->order < 1 || p->order > AURP_MAX_ORDER)
         return aurp_fail(err, AURP_ERR_PARAM, "gpu: order N=%d outside 1..%d", p->order, AURP_MAX_ORDER);
     if (p->equations < 1 || p->equations > AURP_MAX_EQUATIONS)
@@ -241,6 +256,31 @@ static aurp_status check_params(const aurp_params *p, aurp_error *err)
                     AURP_MAX_EQUATIONS);
     if (p->threshold < 0) return aurp_fail(err, AURP_ERR_PARAM, "gpu: threshold T=%d < 0", p->threshold);
     return AURP_OK;
+}
+
+/* The lsmix profile: the frame to device 0, which does every stage
+ * (lsmix_encoder.cu). */
+static aurp_status encode_lsmix(aurp_gpu *g, uint32_t W, uint32_t H, const aurp_params *p, uint8_t *out,
+                                size_t cap, size_t *out_len, aurp_error *err)
+{
+    struct gpu_device *d = &g->dev[0];
+    const size_t px = (size_t)W * H;
+    CK(d->ordinal, cudaSetDevice(d->ordinal));
+    MARK(0);
+    CK(d->ordinal, cudaMemcpyAsync(d->be, g->h_in, 2 * px, cudaMemcpyHostToDevice, d->stream));
+    CK(d->ordinal, gpu_unpack(d->be, d->x, px, d->stream));
+    aurp_status st = lsx_gpu_encode(&g->lsx, g->label, d->stream, g->profile ? g->ev : NULL, d->x, W, H,
+                                    p->order, p->equations, out, cap, out_len, err);
+    if (st == AURP_OK && g->profile) {
+        for (int i = 0; i < AURP_GPU_STAGES; i++) g->stage_ms[i] = 0;
+        for (int i = 0; i < 6; i++) {
+            float ms = 0;
+            cudaEventElapsedTime(&ms, g->ev[i], g->ev[i + 1]);
+            g->stage_ms[i] = ms;
+        }
+        g->host_plan_ms = 0;
+    }
+    return st;
 }
 
 extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_t W, uint32_t H,
@@ -259,6 +299,7 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
     const int G = g->ndev;
     const int d0 = g->dev[0].ordinal;
     if (be16 != g->h_in) memcpy(g->h_in, be16, 2 * px);
+    if (p->profile == AURP_PROFILE_LSMIX) return encode_lsmix(g, W, H, p, out, cap, out_len, err);
 
     /* every device: its band of residuals */
     for (int i = 0; i < G; i++) {
@@ -465,6 +506,7 @@ extern "C" void aurp_gpu_close(aurp_gpu *g)
         if (d->band_done) cudaEventDestroy(d->band_done);
         if (d->stream) cudaStreamDestroy(d->stream);
         if (i == 0) {
+            lsx_gpu_free(g->lsx);
             for (int k = 0; k <= AURP_GPU_STAGES; k++)
                 if (g->ev[k]) cudaEventDestroy(g->ev[k]);
             cudaFree(g->d_e);

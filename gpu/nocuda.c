@@ -31,7 +31,7 @@ aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_t width, ui
     return AURP_ERR_BACKEND;
 }
 
-int aurp_gpu_has_profile(int profile) { return profile == AURP_PROFILE_PAPER; }
+int aurp_gpu_has_profile(int profile) { return profile == AURP_PROFILE_PAPER || profile == AURP_PROFILE_LSMIX; }
 
 uint8_t *aurp_gpu_host_buffer(aurp_gpu *g, size_t *cap)
 {

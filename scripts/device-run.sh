@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/aurp-device-out}
 mkdir -p "$OUT"
 DATA=${AURP_SHARED_DATA:-tests/data/real}
+# simulated frames of other kinds (echelle orders, dark, twilight...), made
+# on the Debian machine by scripts/device-frames.sh and carried in .device
+SIMF=$(ls .device/frames/*.fits 2>/dev/null | tr '\n' ' ')
 B=build/device
 steps=${*:-test sanitize bench cli daemon}
 status=0
@@ -19,8 +22,8 @@ $B/bin/aurp-gpu-probe || exit 1
 for s in $steps; do
     case $s in
     test)
-        echo "== make test-gpu equivalent: $B/tests/gpu/test_gpu_encode $DATA/*.fits"
-        $B/tests/gpu/test_gpu_encode "$DATA"/*.fits >"$OUT/test.log" 2>&1; rc=$?
+        echo "== make test-gpu equivalent: $B/tests/gpu/test_gpu_encode $DATA/*.fits $SIMF"
+        $B/tests/gpu/test_gpu_encode "$DATA"/*.fits $SIMF >"$OUT/test.log" 2>&1; rc=$?
         grep -E "^FAIL|passed" "$OUT/test.log" | tail -15; echo "test rc=$rc"
         [ $rc -ne 0 ] && status=1 ;;
     sanitize)
@@ -33,7 +36,12 @@ for s in $steps; do
             [ $rc -ne 0 ] && status=1
         done ;;
     bench)
-        echo "== benchmark (simulated 1024x1024 spectrum)"
+        echo "== benchmark (simulated 1024x1024 spectrum): lsmix, then paper"
+        $B/tests/gpu/aurp-gpu-bench -p lsmix -n 100 2>&1 | tee "$OUT/bench-lsmix.log"
+        for f in $SIMF; do
+            case $f in *1024x1024*) $B/tests/gpu/aurp-gpu-bench -p lsmix -g 1 -n 50 "$f" 2>&1 |
+                grep -E "^frame|^1 " | tee -a "$OUT/bench-lsmix-sim.log" ;; esac
+        done
         $B/tests/gpu/aurp-gpu-bench -n 200 2>&1 | tee "$OUT/bench.log"
         f=$(ls "$DATA"/trex*f0*.fits 2>/dev/null | head -1)
         [ -n "$f" ] && $B/tests/gpu/aurp-gpu-bench -n 200 "$f" >"$OUT/bench-trex.log" 2>&1 ;;

@@ -29,6 +29,8 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static int bench_profile = AURP_PROFILE_PAPER; /* -p lsmix|paper */
+
 typedef struct {
     aurp_gpu *g;
     const gpu_frame *f;
@@ -40,7 +42,7 @@ static void *run_worker(void *arg)
 {
     worker *w = arg;
     aurp_params p;
-    aurp_params_for_profile(&p, AURP_PROFILE_PAPER); /* the GPU encoder has the paper profile */
+    aurp_params_for_profile(&p, bench_profile);
     size_t cap = aurp_image_bound(w->f->width, w->f->height), len;
     uint8_t *out = malloc(cap);
     size_t hcap;
@@ -84,6 +86,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-g") && i + 1 < argc) G = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) frames = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-p") && i + 1 < argc)
+            bench_profile = !strcmp(argv[++i], "lsmix") ? AURP_PROFILE_LSMIX : AURP_PROFILE_PAPER;
         else path = argv[i];
     }
     char why[256];
@@ -103,17 +107,21 @@ int main(int argc, char **argv)
         gpu_frame_sim(&f, SIM_SPECTRUM, 1024, 1024, 3);
     }
     aurp_params p;
-    aurp_params_for_profile(&p, AURP_PROFILE_PAPER); /* the GPU encoder has the paper profile */
-    printf("frame %s %ux%u, N=%d M=%d T=%d, %d frames per measurement\n", f.name, f.width, f.height,
-           p.order, p.equations, p.threshold, frames);
+    aurp_params_for_profile(&p, bench_profile);
+    printf("frame %s %ux%u, profile %s, N=%d M=%d T=%d, %d frames per measurement\n", f.name, f.width, f.height,
+           aurp_profile_name(p.profile), p.order, p.equations, p.threshold, frames);
     size_t cap = aurp_image_bound(f.width, f.height), len = 0;
     uint8_t *out = malloc(cap);
     aurp_error err;
     int ids[AURP_GPU_MAX_DEVICES];
     for (int i = 0; i < AURP_GPU_MAX_DEVICES; i++) ids[i] = i;
-    static const char *stage[] = {"H2D frame", "unpack+lag sums", "solve+residuals(+gather)",
-                                  "histogram+D2H", "plan(host)+table H2D", "rANS+scan+compact",
-                                  "D2H body"};
+    static const char *paper_stage[] = {"H2D frame", "unpack+lag sums", "solve+residuals(+gather)",
+                                        "histogram+D2H", "plan(host)+table H2D", "rANS+scan+compact",
+                                        "D2H body"};
+    static const char *lsmix_stage[] = {"H2D frame+unpack", "ioff+column means", "LS f=2 and f=1",
+                                        "row fits+3 pipelines", "contexts+tables+rANS (all)",
+                                        "lengths D2H+choice+body D2H", "-"};
+    const char **stage = bench_profile == AURP_PROFILE_LSMIX ? lsmix_stage : paper_stage;
     printf("\n%-6s %-10s %10s %10s %10s %12s %12s\n", "GPUs", "", "median_ms", "p90_ms", "min_ms",
            "split_fps", "frames_fps");
     for (int g = 1; g <= G; g++) {

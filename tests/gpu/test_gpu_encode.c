@@ -51,39 +51,55 @@ static int skip_frame(const gpu_frame *f)
     return only && *only && !strstr(f->name, only);
 }
 
-/* One frame, one parameter set, every device count 1..ndev. */
-static void check_frame(aurp_gpu **handles, int ndev, const gpu_frame *f, int N, int M, int T)
+/* One frame, one profile and parameter set, every device count 1..ndev. */
+static void check_profile(aurp_gpu **handles, int ndev, const gpu_frame *f, int profile, int N, int M, int T)
 {
     if (skip_frame(f)) return;
-    if (getenv("AURP_GPU_TEST_TRACE")) printf("case %s N=%d M=%d T=%d\n", f->name, N, M, T);
+    const char *pn = aurp_profile_name(profile);
+    if (getenv("AURP_GPU_TEST_TRACE")) printf("case %s %s N=%d M=%d T=%d\n", f->name, pn, N, M, T);
     aurp_params p;
-    aurp_params_for_profile(&p, AURP_PROFILE_PAPER); /* the GPU encoder has the paper profile */
+    aurp_params_for_profile(&p, profile);
     p.order = N, p.equations = M, p.threshold = T;
     size_t cap = aurp_image_bound(f->width, f->height);
     uint8_t *ref = malloc(cap), *got = malloc(cap), *back = malloc(2 * (size_t)f->width * f->height);
     size_t ref_len = 0;
     aurp_error err = {{0}};
     aurp_status st = aurp_image_encode(f->be16, f->width, f->height, &p, cpu_threads, ref, cap, &ref_len, &err);
-    CHECK(st == AURP_OK, "%s N=%d M=%d T=%d: CPU encode: %s", f->name, N, M, T, err.msg);
+    CHECK(st == AURP_OK, "%s %s N=%d M=%d T=%d: CPU encode: %s", f->name, pn, N, M, T, err.msg);
     for (int g = 1; st == AURP_OK && g <= ndev; g++) {
         size_t got_len = 0;
         memset(got, 0xA5, cap);
         aurp_status gs = aurp_gpu_encode(handles[g - 1], f->be16, f->width, f->height, &p, got, cap, &got_len, &err);
-        CHECK(gs == AURP_OK, "%s N=%d M=%d T=%d G=%d: GPU encode: %s", f->name, N, M, T, g, err.msg);
+        CHECK(gs == AURP_OK, "%s %s N=%d M=%d T=%d G=%d: GPU encode: %s", f->name, pn, N, M, T, g, err.msg);
         if (gs != AURP_OK) continue;
         size_t diff = 0;
         while (diff < ref_len && diff < got_len && ref[diff] == got[diff]) diff++;
         CHECK(got_len == ref_len && diff == ref_len,
-              "%s N=%d M=%d T=%d G=%d: GPU stream %zu bytes, CPU %zu, first difference at byte %zu",
-              f->name, N, M, T, g, got_len, ref_len, diff);
+              "%s %s N=%d M=%d T=%d G=%d: GPU stream %zu bytes, CPU %zu, first difference at byte %zu",
+              f->name, pn, N, M, T, g, got_len, ref_len, diff);
         aurp_status ds = aurp_image_decode(got, got_len, f->width, f->height, cpu_threads, back, &err);
         CHECK(ds == AURP_OK && memcmp(back, f->be16, 2 * (size_t)f->width * f->height) == 0,
-              "%s N=%d M=%d T=%d G=%d: CPU decode of the GPU stream: %s", f->name, N, M, T, g,
+              "%s %s N=%d M=%d T=%d G=%d: CPU decode of the GPU stream: %s", f->name, pn, N, M, T, g,
               ds == AURP_OK ? "pixels differ" : err.msg);
     }
-    printf("  %-34s %5ux%-5u N=%-2d M=%-2d T=%-3d %zu bytes (%.3f bpp), G=1..%d\n", f->name, f->width,
-           f->height, N, M, T, ref_len, 8.0 * ref_len / ((double)f->width * f->height), ndev);
+    char chosen[32] = "";
+    /* lsmix: the predictor set and forgetting the encoder chose (3.1 header bytes 22, 12) */
+    if (profile == AURP_PROFILE_LSMIX && st == AURP_OK && ref_len > 22)
+        snprintf(chosen, sizeof chosen, " set %d f %d", ref[22], ref[12]);
+    printf("  %-34s %-6s %5ux%-5u N=%-2d M=%-2d T=%-3d %zu bytes (%.3f bpp)%s, G=1..%d\n", f->name, pn, f->width,
+           f->height, N, M, T, ref_len, 8.0 * ref_len / ((double)f->width * f->height), chosen, ndev);
     free(ref), free(got), free(back);
+}
+
+static void check_frame(aurp_gpu **handles, int ndev, const gpu_frame *f, int N, int M, int T)
+{
+    check_profile(handles, ndev, f, AURP_PROFILE_PAPER, N, M, T);
+}
+
+/* The lsmix profile: K lags, window M (T is not used). */
+static void check_lsmix(aurp_gpu **handles, int ndev, const gpu_frame *f, int K, int M)
+{
+    check_profile(handles, ndev, f, AURP_PROFILE_LSMIX, K, M, 0);
 }
 
 int main(int argc, char **argv)
@@ -139,7 +155,10 @@ int main(int argc, char **argv)
         gpu_frame_free(&f);
     }
 
-    /* real frames, given as arguments */
+    /* AURP_GPU_TEST_QUICK: small frames only (for compute-sanitizer) */
+    const int quick = getenv("AURP_GPU_TEST_QUICK") != NULL;
+
+    /* real frames (and simulated FITS frames), given as arguments */
     for (int i = 1; i < argc; i++) {
         gpu_frame f;
         int rc = gpu_frame_read_fits(argv[i], &f, why, sizeof why);
@@ -148,6 +167,9 @@ int main(int argc, char **argv)
         check_frame(handles, ndev, &f, 11, 7, 13);
         check_frame(handles, ndev, &f, 4, 2, 0);
         check_frame(handles, ndev, &f, 16, 3, 200);
+        check_lsmix(handles, ndev, &f, 6, 9);
+        check_lsmix(handles, ndev, &f, 4, 5);
+        if (!quick) check_lsmix(handles, ndev, &f, 16, 17);
         gpu_frame_free(&f);
     }
 
@@ -155,8 +177,6 @@ int main(int argc, char **argv)
     static const uint32_t sizes[][2] = {{1, 1},   {1, 9},   {9, 1},    {2, 2},    {3, 17},   {17, 3},
                                         {5, 5},   {17, 40}, {18, 18},  {37, 100}, {129, 33}, {333, 129},
                                         {1000, 7}, {4097 - 2112 + 100, 50}, {1024, 1024}};
-    /* AURP_GPU_TEST_QUICK: small frames only (for compute-sanitizer) */
-    const int quick = getenv("AURP_GPU_TEST_QUICK") != NULL;
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         if (quick && sizes[i][0] * sizes[i][1] > 20000) continue;
         gpu_frame f;
@@ -167,6 +187,12 @@ int main(int argc, char **argv)
             check_frame(handles, ndev, &f, 3, 16, 2);
         }
         if (f.width * f.height <= 20000) check_frame(handles, ndev, &f, 32, 16, 13);
+        check_lsmix(handles, ndev, &f, 6, 9);
+        if (f.width * f.height <= 200000) {
+            check_lsmix(handles, ndev, &f, 1, 1);
+            check_lsmix(handles, ndev, &f, 3, 3);
+            check_lsmix(handles, ndev, &f, 16, 17);
+        }
         gpu_frame_free(&f);
     }
     static const int kinds[] = {SIM_CONSTANT, SIM_NOISE, SIM_RAMP};
@@ -176,11 +202,12 @@ int main(int argc, char **argv)
         check_frame(handles, ndev, &f, 11, 7, 13);
         check_frame(handles, ndev, &f, 11, 7, 0);
         check_frame(handles, ndev, &f, 8, 4, 100000);
+        check_lsmix(handles, ndev, &f, 6, 9);
+        check_lsmix(handles, ndev, &f, 16, 17);
         gpu_frame_free(&f);
     }
 
-    /* a profile the GPU encoder does not have: said up front, and refused
-     * with a reason instead of writing other bytes than the CPU's */
+    /* both profiles, and parameters out of range refused with a reason */
     {
         gpu_frame f;
         gpu_frame_sim(&f, SIM_SPECTRUM, 64, 64, 1);
@@ -188,10 +215,20 @@ int main(int argc, char **argv)
         aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
         uint8_t out[64];
         size_t len = 1;
-        CHECK(aurp_gpu_has_profile(AURP_PROFILE_PAPER) && !aurp_gpu_has_profile(AURP_PROFILE_LSMIX),
-              "the GPU encoder has paper and not lsmix");
+        CHECK(aurp_gpu_has_profile(AURP_PROFILE_PAPER) && aurp_gpu_has_profile(AURP_PROFILE_LSMIX) &&
+                  !aurp_gpu_has_profile(3),
+              "the GPU encoder has paper and lsmix");
+        p.equations = 4;
         aurp_status st = aurp_gpu_encode(handles[0], f.be16, 64, 64, &p, out, sizeof out, &len, &err);
-        CHECK(st == AURP_ERR_PARAM && len == 0 && strstr(err.msg, "profile"), "lsmix refused: %s", err.msg);
+        CHECK(st == AURP_ERR_PARAM && len == 0 && strstr(err.msg, "M=4"), "lsmix M=4 refused: %s", err.msg);
+        p.equations = 9;
+        p.profile = 3;
+        st = aurp_gpu_encode(handles[0], f.be16, 64, 64, &p, out, sizeof out, &len, &err);
+        CHECK(st == AURP_ERR_PARAM && len == 0 && strstr(err.msg, "profile"), "profile 3 refused: %s", err.msg);
+        /* too small an output: an error, as on the CPU */
+        aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
+        st = aurp_gpu_encode(handles[0], f.be16, 64, 64, &p, out, sizeof out, &len, &err);
+        CHECK(st == AURP_ERR_CAPACITY && len == 0, "lsmix 64-byte output refused as too small: %s", err.msg);
         gpu_frame_free(&f);
     }
 

@@ -1,0 +1,223 @@
+/* The per-pixel arithmetic of the lsmix profile (docs/FORMAT.md 3.2, 3.3)
+ * that every backend repeats bit for bit: the Q4 rounding, the row-fitted
+ * predictors (AF, AL, RV), the decay of their sums, the error levels, the
+ * blend, and the context inputs.  One definition for the C core and the
+ * CUDA kernels (AURP_HD); every double operation here is part of the
+ * format (no FMA contraction: -ffp-contract=off, nvcc --fmad=false). */
+#ifndef AURP_LSMIX_ARITH_H
+#define AURP_LSMIX_ARITH_H
+
+#include <stdint.h>
+
+#include "hostdev.h"
+#include "predict.h"
+
+#define LSX_CM_A_SHIFT 4      /* column mean A moves 1/16 of the way each row */
+#define LSX_CM_B_SHIFT 2      /* column mean B: 1/4 */
+#define LSX_COLERR_SHIFT 3    /* the column error level: 1/8 */
+#define LSX_CONST 16          /* value of the constant regressor (Q4 "1") */
+#define LSX_RV_SHIFT 3        /* RV sums lose 1/8 of their weight each pixel */
+#define LSX_RV_SCALE 14       /* RV sum terms are scaled by 2^14 */
+#define LSX_RV_NS 9           /* RV sums: w, y, z0, z1, z0*y, z1*y, z0*z0, z0*z1, z1*z1 */
+#define LSX_RV_RIDGE 16384.0  /* RV ridge (Q4^2 units): pulls both slopes toward 1/2 */
+#define LSX_COLERR_W 2        /* weight of the column error level in an error level (set 0; set 1: 0) */
+#define LSX_AF_SHIFT 2        /* AF sums lose 1/4 of their weight each pixel */
+#define LSX_AF_SCALE 16       /* AF sum terms are scaled by 2^16 */
+#define LSX_AF_RIDGE 16384.0  /* AF slope ridge (Q4^2 units): pulls the slope toward 1 */
+
+/* floor(v / 2^s) for any sign (>> of a negative value is implementation-defined in C). */
+static inline AURP_HD int32_t lsx_floor_shr(int32_t v, int s)
+{
+    return v >= 0 ? (int32_t)((uint32_t)v >> s) : (int32_t) ~((uint32_t)~v >> s);
+}
+
+/* A running mean (column means, column error levels) takes the value v:
+ * c + round(2^-s (v - c)). */
+static inline AURP_HD int32_t lsx_mean_step(int32_t c, int32_t v, int s)
+{
+    return c + lsx_floor_shr(v - c + (1 << (s - 1)), s);
+}
+
+/* A prediction in Q4, rounded and clamped to [0, 16 * 65535]. */
+static inline AURP_HD int32_t lsx_q16(double p)
+{
+    double t = p * 16.0 + 0.5;
+    if (!(t > 0.0)) return 0;
+    if (t >= 1048560.0) return 1048560;
+    return (int32_t)t;
+}
+
+/* The affine fit of row sums a (w, y, z, zz, zy) at source value zc (AF, AL). */
+static inline AURP_HD double lsx_af_fit(const int64_t *a, uint32_t n, double zc)
+{
+    if (n == 0 || a[0] == 0) return zc * 0.0625;
+    double w = (double)a[0]; /* each term is scaled by 2^LSX_AF_SCALE, as the weight */
+    double my = (double)a[1] / w, mz = (double)a[2] / w;
+    double vzz = (double)a[3] / w - mz * mz, vzy = (double)a[4] / w - mz * my;
+    double slope = (vzy + LSX_AF_RIDGE) / (vzz + LSX_AF_RIDGE);
+    return (my + slope * (zc - mz)) * 0.0625;
+}
+
+/* RV: (C + L I) b = c + L (1/2, 1/2) with C, c the centred second moments
+ * of the sums, L = LSX_RV_RIDGE; P = my + b0 (z0 - m0) + b1 (z1 - m1). */
+static inline AURP_HD double lsx_rv_fit(const int64_t *a, uint32_t n, double z0, double z1)
+{
+    if (n == 0 || a[0] == 0) return (z0 + z1) * 0.03125;
+    double w = (double)a[0];
+    double my = (double)a[1] / w, m0 = (double)a[2] / w, m1 = (double)a[3] / w;
+    double c0 = (double)a[4] / w - m0 * my + LSX_RV_RIDGE * 0.5;
+    double c1 = (double)a[5] / w - m1 * my + LSX_RV_RIDGE * 0.5;
+    double a00 = (double)a[6] / w - m0 * m0 + LSX_RV_RIDGE;
+    double a01 = (double)a[7] / w - m0 * m1;
+    double a11 = (double)a[8] / w - m1 * m1 + LSX_RV_RIDGE;
+    double f = a01 / a00;
+    double d11 = a11 - f * a01, e1 = c1 - f * c0;
+    double b1 = e1 / d11;
+    double b0 = (c0 - a01 * b1) / a00;
+    return (my + b0 * (z0 - m0) + b1 * (z1 - m1)) * 0.0625;
+}
+
+/* A row sum of AF, AL or RV takes a term: s - round(s / 2^shift) + v.
+ * Every term and so every sum is >= 0 (pixels, means and their products). */
+static inline AURP_HD int64_t lsx_decay_add(int64_t s, int shift, int64_t v)
+{
+    return s - ((s + ((int64_t)1 << (shift - 1))) >> shift) + v;
+}
+
+/* AF and AL sums take the pixel y = 16 x with source z (both Q4). */
+static inline AURP_HD void lsx_af_add(int64_t *a, int64_t y, int64_t z)
+{
+    a[0] = lsx_decay_add(a[0], LSX_AF_SHIFT, (int64_t)1 << LSX_AF_SCALE);
+    a[1] = lsx_decay_add(a[1], LSX_AF_SHIFT, y << LSX_AF_SCALE);
+    a[2] = lsx_decay_add(a[2], LSX_AF_SHIFT, z << LSX_AF_SCALE);
+    a[3] = lsx_decay_add(a[3], LSX_AF_SHIFT, (z * z) << LSX_AF_SCALE);
+    a[4] = lsx_decay_add(a[4], LSX_AF_SHIFT, (z * y) << LSX_AF_SCALE);
+}
+
+/* RV sums take the pixel y with sources z0, z1 (terms scaled by 2^14,
+ * every sum < 2^58). */
+static inline AURP_HD void lsx_rv_add(int64_t *a, int64_t y, int64_t z0, int64_t z1)
+{
+    const int64_t t[LSX_RV_NS] = {1, y, z0, z1, z0 * y, z1 * y, z0 * z0, z0 * z1, z1 * z1};
+    for (int k = 0; k < LSX_RV_NS; k++) a[k] = lsx_decay_add(a[k], LSX_RV_SHIFT, t[k] << LSX_RV_SCALE);
+}
+
+/* The error level of one predictor at (m, n) from its errors |16x - q16(P)|
+ * of row m (cur, columns < n) and row m-1 (up, NULL in row 0): W, N, NW, NE,
+ * and in set 1 also WW; plus colterm (the column error level times its
+ * weight; 0 in set 1). */
+static inline AURP_HD int32_t lsx_error_level(const int32_t *cur, const int32_t *up, uint32_t n,
+                                              uint32_t W, int set, int32_t colterm)
+{
+    int32_t e = colterm;
+    if (n > 0) e += cur[n - 1];
+    if (set && n > 1) e += cur[n - 2]; /* set 1: the error two to the left too */
+    if (up) {
+        e += up[n];
+        if (n > 0) e += up[n - 1];
+        if (n + 1 < W) e += up[n + 1];
+    }
+    return e;
+}
+
+/* The blend of predictions p[0..np-1] with error levels e[0..np-1]:
+ * weights (1 + E/16)^-3, rounded and clamped. */
+static inline AURP_HD uint16_t lsx_blend_of(int np, const int32_t *e, const double *p)
+{
+    double num = 0.0, den = 0.0;
+    for (int k = 0; k < np; k++) {
+        double t = (double)e[k] * 0.0625 + 1.0, w = 1.0 / (t * t * t);
+        num = num + w * p[k];
+        den = den + w;
+    }
+    return aurp_round_clamp(num / den);
+}
+
+/* ---- context inputs (3.3) ---- */
+
+/* Token of |e| (hybrid integer: 16 direct values, then 4 per octave) and
+ * its raw low bits. */
+static inline AURP_HD int ctx_token(uint32_t v, int *nraw)
+{
+    if (v < 16) {
+        *nraw = 0;
+        return (int)v;
+    }
+    int nb = aurp_msb32(v);
+    *nraw = nb - 2;
+    return 16 + (nb - 4) * 4 + (int)((v >> (nb - 2)) & 3);
+}
+
+/* The context index of an activity against increasing thresholds. */
+static inline AURP_HD int ctx_of(uint32_t act16, const uint32_t *thr, int nctx)
+{
+    int c = 0;
+    while (c < nctx - 1 && act16 >= thr[c]) c++;
+    return c;
+}
+
+/* The residual activity around (m, n): 2|eW| + 2|eN| + |eNW| + |eNE| +
+ * |eWW| + |eNN|; rows r0 = m, r1 = m-1, r2 = m-2 (NULL above the image). */
+static inline AURP_HD uint32_t lsx_residual_activity(const int32_t *r0, const int32_t *r1,
+                                                     const int32_t *r2, uint32_t W, uint32_t n)
+{
+#define LSX_ABSV(v) ((uint32_t)((v) < 0 ? -(v) : (v)))
+    uint32_t a = 0;
+    if (n > 0) a += 2 * LSX_ABSV(r0[n - 1]);
+    if (n > 1) a += LSX_ABSV(r0[n - 2]);
+    if (r1) {
+        a += 2 * LSX_ABSV(r1[n]);
+        if (n > 0) a += LSX_ABSV(r1[n - 1]);
+        if (n + 1 < W) a += LSX_ABSV(r1[n + 1]);
+    }
+    if (r2) a += LSX_ABSV(r2[n]);
+    return a;
+#undef LSX_ABSV
+}
+
+/* The context's activity input: 8 x the residual activity + the blend's
+ * smallest error level, saturated. */
+static inline AURP_HD uint32_t lsx_activity16(uint32_t activity, int32_t emin)
+{
+    uint64_t a = 8 * (uint64_t)activity + (uint64_t)emin;
+    return a > UINT32_MAX ? UINT32_MAX : (uint32_t)a;
+}
+
+/* The intensity token of a prediction: the token of max(0, pred - ioff). */
+static inline AURP_HD int lsx_intensity_token(uint16_t pred, uint16_t ioff)
+{
+    int nraw;
+    return ctx_token(pred > ioff ? (uint32_t)(pred - ioff) : 0, &nraw);
+}
+
+/* Its class against the increasing token bounds ibnd[0..nib-2]. */
+static inline AURP_HD int lsx_intensity_class(int itok, const uint8_t *ibnd, int nib)
+{
+    int c = 0;
+    while (c < nib - 1 && itok >= ibnd[c]) c++;
+    return c;
+}
+
+/* Intensity classes of about equal population (3.3): the bounds ibnd on
+ * the intensity tokens from their histogram h[64] over pixels; returns the
+ * class count nib. */
+static inline AURP_HD int lsx_intensity_bounds(const uint64_t *h, uint64_t pixels, int want,
+                                              uint8_t *ibnd)
+{
+    uint64_t acc = 0;
+    int b = 0;
+    for (int t = 0; t < 63 && b < want - 1; t++) {
+        acc += h[t];
+        if (acc * (uint64_t)want >= (uint64_t)(b + 1) * pixels) ibnd[b++] = (uint8_t)(t + 1);
+    }
+    return b + 1;
+}
+
+/* Index of the token table a pixel is coded with: the tables are rebuilt
+ * before pixel p when p % 1024 == 0, or p < 1024 and p % 128 == 0 (p > 0). */
+static inline AURP_HD uint32_t lsx_table_index(uint64_t p)
+{
+    return p < 1024 ? (uint32_t)(p >> 7) : (uint32_t)(7 + (p >> 10));
+}
+
+#endif

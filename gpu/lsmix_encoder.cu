@@ -1,0 +1,300 @@
+/* The lsmix profile's GPU encoder: host-side orchestration (lsmix_encoder.h).
+ *
+ * The C encoder (core/lsmix_codec.c lsx_image_encode) codes up to three
+ * pipelines, each with up to four context candidates, and keeps the
+ * smallest stream in a fixed order of comparisons:
+ *   pipeline 0  predictor set 0 on the LS of forgetting 2, every candidate;
+ *   pipeline 1  set 1 on the same LS, the candidate that won pipeline 0;
+ *   pipeline 2  set 1 on the LS of forgetting 1, every candidate, only if
+ *               pipeline 1 won.
+ * The GPU codes every candidate of every pipeline at once (each is
+ * independent work, and the device has the room), brings back the segment
+ * lengths, and replays the same comparisons on the lengths (choose()), so
+ * it picks the stream the CPU picks; then only the winner's segments come
+ * back to the host. */
+#include "lsmix_encoder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "lsmix_kernels.h"
+
+#define NPIPE 3
+#define NKIND 4 /* full (12 x classes), wide (16 x classes), activity (12 x 1), single (1) */
+
+static const int kind_nctx[NKIND] = {LSX_NCTX, LSX_NCTX_WIDE, LSX_NCTX, 1};
+static const int kind_classes[NKIND] = {1, 1, 0, 0};
+
+struct lsx_gpu_state {
+    size_t px_cap;
+    uint32_t nint_cap, nseg_cap;
+    /* planes */
+    int32_t *cma, *cmb;
+    double *ls[2], *af, *rv, *al[2]; /* [0]: forgetting LSX_FORGET, [1]: LSX_ROW_FORGET */
+    int32_t *err, *colerr, *emin;
+    int32_t *res[NPIPE];
+    uint32_t *act[NPIPE];
+    uint8_t *itok[NPIPE];
+    unsigned long long *itok_hist; /* [NPIPE][CTX_TOKENS] */
+    uint8_t *info;                 /* [NPIPE][8] classes, then ioff (u16) at NPIPE * 8 */
+    uint32_t *pxhist;
+    lsx_gpu_pipe *pipes;
+    lsx_gpu_cand *cands;
+    int *cand_pipe;
+    /* coding */
+    uint8_t *ctx, *slots, *body;
+    uint16_t *hist;
+    uint32_t *table, *seg_len;
+    /* pinned host */
+    uint8_t *h_stage;   /* pipes, cands, cand_pipe on their way to the device */
+    uint32_t *h_seg_len;
+    uint8_t *h_info;
+    uint8_t *h_body;
+    size_t body_cap;
+};
+
+static void free_buffers(lsx_gpu_state *s)
+{
+    void *dev[] = {s->cma,    s->cmb,    s->ls[0],  s->ls[1],   s->af,   s->rv,        s->al[0],
+                   s->al[1],  s->err,    s->colerr, s->emin,    s->res[0], s->res[1],  s->res[2],
+                   s->act[0], s->act[1], s->act[2], s->itok[0], s->itok[1], s->itok[2], s->itok_hist,
+                   s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
+                   s->body,   s->hist,   s->table,  s->seg_len};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
+    cudaFreeHost(s->h_stage);
+    cudaFreeHost(s->h_seg_len);
+    cudaFreeHost(s->h_info);
+    cudaFreeHost(s->h_body);
+    memset(s, 0, sizeof *s);
+}
+
+void lsx_gpu_free(lsx_gpu_state *s)
+{
+    if (!s) return;
+    free_buffers(s);
+    free(s);
+}
+
+static uint32_t nint_of(uint64_t px) { return lsx_table_index(px - 1) + 1; }
+static uint32_t nseg_of(uint64_t px) { return (uint32_t)((px + ((uint64_t)1 << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2); }
+static const size_t seg_slot = 4 + 4 * ((size_t)1 << LSX_SEG_LOG2); /* the C encoder's segment capacity */
+static const int max_cand = NPIPE * NKIND;
+
+/* Buffers for frames up to px pixels (kept, grown when a larger frame comes). */
+static cudaError_t reserve(lsx_gpu_state *s, size_t px)
+{
+    if (px <= s->px_cap) return cudaSuccess;
+    free_buffers(s);
+    const uint32_t nint = nint_of(px), nseg = nseg_of(px);
+    const size_t tab = (size_t)nint * CTX_MAX * CTX_TOKENS;
+    cudaError_t rc = cudaSuccess;
+#define ALLOC(ptr, bytes) \
+    if (rc == cudaSuccess) rc = cudaMalloc((void **)&(ptr), (bytes))
+    ALLOC(s->cma, 4 * px);
+    ALLOC(s->cmb, 4 * px);
+    for (int i = 0; i < 2; i++) {
+        ALLOC(s->ls[i], 8 * px);
+        ALLOC(s->al[i], 8 * px);
+    }
+    ALLOC(s->af, 8 * px);
+    ALLOC(s->rv, 8 * px);
+    ALLOC(s->err, 4 * LSX_NPRED * px);
+    ALLOC(s->colerr, 4 * 3 * px);
+    ALLOC(s->emin, 4 * px);
+    for (int i = 0; i < NPIPE; i++) {
+        ALLOC(s->res[i], 4 * px);
+        ALLOC(s->act[i], 4 * px);
+        ALLOC(s->itok[i], px);
+    }
+    ALLOC(s->itok_hist, sizeof(unsigned long long) * NPIPE * CTX_TOKENS);
+    ALLOC(s->info, NPIPE * 8 + 8);
+    ALLOC(s->pxhist, 4 * 65536);
+    ALLOC(s->pipes, sizeof(lsx_gpu_pipe) * NPIPE);
+    ALLOC(s->cands, sizeof(lsx_gpu_cand) * max_cand);
+    ALLOC(s->cand_pipe, sizeof(int) * max_cand);
+    ALLOC(s->ctx, (size_t)max_cand * px);
+    ALLOC(s->slots, (size_t)max_cand * nseg * seg_slot);
+    s->body_cap = (size_t)nseg * seg_slot;
+    ALLOC(s->body, s->body_cap);
+    ALLOC(s->hist, 2 * (size_t)max_cand * tab);
+    ALLOC(s->table, 4 * (size_t)max_cand * tab);
+    ALLOC(s->seg_len, 4 * (size_t)max_cand * nseg);
+#undef ALLOC
+    if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_stage, 65536, cudaHostAllocPortable);
+    if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_seg_len, 4 * (size_t)max_cand * nseg, cudaHostAllocPortable);
+    if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_info, NPIPE * 8 + 8, cudaHostAllocPortable);
+    if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_body, s->body_cap, cudaHostAllocPortable);
+    if (rc != cudaSuccess) {
+        free_buffers(s);
+        return rc;
+    }
+    s->px_cap = px;
+    s->nint_cap = nint;
+    s->nseg_cap = nseg;
+    return cudaSuccess;
+}
+
+/* ---- the C encoder's choice, replayed on the candidates' lengths ---------- */
+
+typedef struct {
+    int nk;           /* candidates per pipeline: 4 below 2^16 pixels, else 3 */
+    int nib[NPIPE];   /* each pipeline's intensity classes */
+    size_t len[NPIPE * NKIND];
+    int overflow[NPIPE * NKIND];
+    size_t cap;
+} choice_in;
+
+static int cand_nib(const choice_in *in, int pipe, int k) { return kind_classes[k] ? in->nib[pipe] : 1; }
+
+/* try_residuals of lsmix_codec.c on one pipeline. */
+static aurp_status try_pipe(const choice_in *in, int pipe, unsigned want, size_t *best, int *choice,
+                            unsigned *mask)
+{
+    *mask = 0;
+    for (int k = 0; k < in->nk; k++) {
+        if (!(want >> k & 1)) continue;
+        if (k > 0 && cand_nib(in, pipe, k) == cand_nib(in, pipe, k - 1) && kind_nctx[k] == kind_nctx[k - 1])
+            continue;
+        const int c = pipe * NKIND + k;
+        if (in->overflow[c]) return AURP_ERR_NOMEM;
+        if (*best != 0 && in->len[c] >= *best) continue;
+        if (in->len[c] > in->cap) return AURP_ERR_CAPACITY;
+        *best = in->len[c];
+        *choice = c;
+        *mask = 1u << k;
+    }
+    return AURP_OK;
+}
+
+static aurp_status choose(const choice_in *in, int *choice)
+{
+    size_t best = 0;
+    unsigned mask;
+    aurp_status st = try_pipe(in, 0, ~0u, &best, choice, &mask);
+    if (st == AURP_OK) st = try_pipe(in, 1, mask, &best, choice, &mask);
+    if (st == AURP_OK && mask != 0) st = try_pipe(in, 2, ~0u, &best, choice, &mask);
+    return st;
+}
+
+/* ---- the encoder ------------------------------------------------------------- */
+
+#define CK(call)                                                                               \
+    do {                                                                                       \
+        cudaError_t rc_ = (call);                                                              \
+        if (rc_ != cudaSuccess)                                                                \
+            return aurp_fail(err, AURP_ERR_BACKEND, "%s: lsmix: %s: %s", label, #call,        \
+                             cudaGetErrorString(rc_));                                         \
+    } while (0)
+#define MARK(i) do { if (ev) CK(cudaEventRecord(ev[i], st)); } while (0)
+
+aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_t st, cudaEvent_t *ev,
+                           const uint16_t *x, uint32_t W, uint32_t H, int K, int M, uint8_t *out,
+                           size_t cap, size_t *out_len, aurp_error *err)
+{
+    *out_len = 0;
+    if (!*state) {
+        *state = (lsx_gpu_state *)calloc(1, sizeof **state);
+        if (!*state) return aurp_fail(err, AURP_ERR_NOMEM, "%s: out of memory", label);
+    }
+    lsx_gpu_state *s = *state;
+    const uint64_t px = (uint64_t)W * H;
+    CK(reserve(s, px));
+    const uint32_t nint = nint_of(px), nseg = nseg_of(px);
+    const int nk = px < ((uint64_t)1 << 16) ? 4 : 3;
+    const lsx_params par[2] = {{K, M, LSX_FORGET, LSX_RIDGE}, {K, M, LSX_ROW_FORGET, LSX_RIDGE}};
+
+    /* the pipelines and candidates, staged in pinned memory */
+    lsx_gpu_pipe *hp = (lsx_gpu_pipe *)s->h_stage;
+    lsx_gpu_cand *hc = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * NPIPE);
+    int *hcp = (int *)(hc + max_cand);
+    for (int i = 0; i < NPIPE; i++) {
+        hp[i] = (lsx_gpu_pipe){i > 0, s->err, s->colerr, s->res[i], s->emin, s->act[i], s->itok[i],
+                               s->itok_hist + (size_t)i * CTX_TOKENS, s->info + 8 * i};
+        for (int k = 0; k < nk; k++) {
+            lsx_gpu_cand *c = &hc[i * nk + k];
+            memset(c, 0, sizeof *c);
+            c->nctx = kind_nctx[k];
+            c->use_classes = kind_classes[k];
+            ctx_default_thresholds(c->thr, c->nctx);
+            hcp[i * nk + k] = i;
+        }
+    }
+    const int ncand = NPIPE * nk;
+    MARK(1);
+    CK(cudaMemcpyAsync(s->pipes, hp, sizeof(lsx_gpu_pipe) * NPIPE, cudaMemcpyHostToDevice, st));
+    CK(cudaMemcpyAsync(s->cands, hc, sizeof(lsx_gpu_cand) * ncand, cudaMemcpyHostToDevice, st));
+    CK(cudaMemcpyAsync(s->cand_pipe, hcp, sizeof(int) * ncand, cudaMemcpyHostToDevice, st));
+    uint16_t *ioff = (uint16_t *)(s->info + NPIPE * 8);
+    CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, st));
+    CK(lsx_gpu_ioff(s->pxhist, px, ioff, st));
+    CK(lsx_gpu_column_means(x, W, H, s->cma, s->cmb, st));
+    MARK(2);
+    for (int i = 0; i < 2; i++) CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, W, &par[i], s->ls[i], W, 0, st));
+    MARK(3);
+    CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, 1, s->af, s->rv, s->al[0], s->al[1], st));
+    for (int i = 0; i < NPIPE; i++) {
+        const int l = i == 2; /* pipeline 2 runs on the LS of forgetting 1 */
+        lsx_gpu_planes pl = {W, H, x, s->cma, s->cmb, s->ls[l], s->af, s->rv, s->al[l]};
+        CK(lsx_gpu_residuals(&pl, &hp[i], ioff, st));
+    }
+    MARK(4);
+    lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
+                         s->table, s->slots, seg_slot, s->seg_len};
+    CK(lsx_gpu_code(&co, CTX_MAX, st));
+    MARK(5);
+    CK(cudaMemcpyAsync(s->h_seg_len, s->seg_len, 4 * (size_t)ncand * nseg, cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(s->h_info, s->info, NPIPE * 8 + 8, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+
+    /* the C encoder's choice */
+    choice_in in;
+    memset(&in, 0, sizeof in);
+    in.nk = nk;
+    in.cap = cap;
+    for (int i = 0; i < NPIPE; i++) {
+        in.nib[i] = s->h_info[8 * i];
+        for (int k = 0; k < nk; k++) {
+            const int c = i * nk + k, slot = i * NKIND + k;
+            size_t len = lsx_header_len(kind_nctx[k], nseg);
+            for (uint32_t g = 0; g < nseg; g++) {
+                uint32_t l = s->h_seg_len[(size_t)c * nseg + g];
+                in.overflow[slot] |= l == 0;
+                len += l;
+            }
+            in.len[slot] = len;
+        }
+    }
+    int pick = -1;
+    aurp_status rs = choose(&in, &pick);
+    if (rs == AURP_ERR_NOMEM) return aurp_fail(err, rs, "image %ux%u: rANS segment failed", W, H);
+    if (rs == AURP_ERR_CAPACITY)
+        return aurp_fail(err, rs, "image %ux%u: output buffer of %zu bytes too small", W, H, cap);
+    const int pipe = pick / NKIND, kind = pick % NKIND, c = pipe * nk + kind;
+
+    /* the winner's segments -> host, behind its header */
+    const size_t body = in.len[pick] - lsx_header_len(kind_nctx[kind], nseg);
+    CK(lsx_gpu_gather(&co, c, s->body, st));
+    CK(cudaMemcpyAsync(s->h_body, s->body, body, cudaMemcpyDeviceToHost, st));
+    MARK(6);
+    CK(cudaStreamSynchronize(st));
+    lsx_view v;
+    memset(&v, 0, sizeof v);
+    v.p = par[pipe == 2];
+    v.W = W;
+    v.H = H;
+    v.nctx = kind_nctx[kind];
+    v.seg_log2 = LSX_SEG_LOG2;
+    ctx_default_thresholds(v.thr, v.nctx);
+    v.nib = cand_nib(&in, pipe, kind);
+    if (v.nib > 1) memcpy(v.ibnd, s->h_info + 8 * pipe + 1, (size_t)v.nib - 1);
+    v.set = pipe > 0;
+    v.ioff = (uint16_t)(s->h_info[NPIPE * 8] | s->h_info[NPIPE * 8 + 1] << 8);
+    v.nseg = nseg;
+    lsx_write_header(out, &v);
+    size_t pos = LSX_HEADER + 4 * (size_t)(v.nctx - 1);
+    for (uint32_t g = 0; g < nseg; g++, pos += 4) aurp_put_u32(out + pos, s->h_seg_len[(size_t)c * nseg + g]);
+    memcpy(out + pos, s->h_body, body);
+    *out_len = pos + body;
+    return AURP_OK;
+}

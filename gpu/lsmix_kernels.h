@@ -1,0 +1,103 @@
+/* Internal to gpu/: the kernels of the lsmix profile's encoder
+ * (lsmix_kernels.cu), called by lsmix_encoder.cu.  Each launcher enqueues
+ * on the given stream and returns the launch error.
+ *
+ * The stages (docs/GPU.md, "The lsmix profile on the GPU"):
+ *   column means          a thread per column, down the rows
+ *   LS predictions        a block per 8 columns: training sums down the rows
+ *                         in chunks, then every (row, column) of the chunk
+ *                         solved by its own thread
+ *   row fits              a thread per row, along the row (AF, RV, AL)
+ *   errors, column error levels, blend, residual, activity: per pixel (the
+ *                         column levels a thread per column)
+ *   contexts, token counts per table interval, the tables of every interval
+ *                         (a warp per context, down the intervals), rANS (a
+ *                         block per segment; one thread runs the chain)
+ * Every value is the one the C core computes: the per-pixel arithmetic is
+ * core/lsmix_arith.h itself. */
+#ifndef AURP_GPU_LSMIX_KERNELS_H
+#define AURP_GPU_LSMIX_KERNELS_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lsmix.h"
+
+/* Per-pixel planes of one frame (device 0 holds them all). */
+typedef struct {
+    uint32_t W, H;
+    const uint16_t *x;           /* the pixels */
+    const int32_t *cma, *cmb;    /* column means before each row (Q4) */
+    const double *p_ls;          /* LS prediction of the pipeline (rows >= 1) */
+    const double *p_af, *p_rv, *p_al; /* row fits (rows >= 1); p_rv, p_al only read in set 1 */
+} lsx_gpu_planes;
+
+/* One predictor set over one LS: its residual planes. */
+typedef struct {
+    int set;
+    int32_t *err;      /* [np][px] |16x - q16(P_k)| */
+    int32_t *colerr;   /* [3][px] set 0: column error level before each row */
+    int32_t *res;      /* [px] residuals */
+    int32_t *emin;     /* [px] smallest error level of the blend */
+    uint32_t *act;     /* [px] context activity (act16) */
+    uint8_t *itok;     /* [px] intensity tokens */
+    unsigned long long *itok_hist; /* [CTX_TOKENS] */
+    uint8_t *classes;  /* [1 + CTX_MAX_IB]: nib, then the bounds */
+} lsx_gpu_pipe;
+
+/* A context candidate of one pipeline. */
+typedef struct {
+    int nctx;                 /* activity contexts */
+    int use_classes;          /* 1: x the pipeline's intensity classes; 0: one class */
+    uint32_t thr[CTX_MAX];    /* activity thresholds */
+} lsx_gpu_cand;
+
+cudaError_t lsx_gpu_pixel_histogram(const uint16_t *x, size_t px, uint32_t *hist, cudaStream_t st);
+/* ioff (3.3) from the histogram, into *ioff on the device. */
+cudaError_t lsx_gpu_ioff(const uint32_t *hist, uint64_t px, uint16_t *ioff, cudaStream_t st);
+
+cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int32_t *cma, int32_t *cmb,
+                                 cudaStream_t st);
+
+/* LS predictions of the columns [c0, c1), rows 1..H-1, into
+ * p_ls[m * pitch + (n - col0)]. */
+cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int32_t *cmb, uint32_t W,
+                               uint32_t H, uint32_t c0, uint32_t c1, const lsx_params *p, double *p_ls,
+                               size_t pitch, uint32_t col0, cudaStream_t st);
+
+/* AF of every pixel; RV and the AL of two LS planes (ls_a, ls_b) when
+ * want_set1. */
+cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double *ls_a, const double *ls_b,
+                             uint32_t W, uint32_t H, int want_set1, double *p_af, double *p_rv,
+                             double *al_a, double *al_b, cudaStream_t st);
+
+/* Errors, column error levels, blend, residuals, activities, intensity
+ * tokens and classes of one pipeline; ioff on the device. */
+cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, const uint16_t *ioff,
+                              cudaStream_t st);
+
+/* The coding of ncand candidates at once: contexts, counts, tables, rANS
+ * segments.  cand_pipe[c] names the pipeline of candidate c. */
+typedef struct {
+    uint32_t W, H;
+    uint64_t px;
+    uint32_t nint, nseg;
+    int ncand;
+    const lsx_gpu_cand *cand;   /* device [ncand] */
+    const lsx_gpu_pipe *pipe;   /* device [npipe] (res, act, itok, classes) */
+    const int *cand_pipe;       /* device [ncand] */
+    uint8_t *ctx;               /* [ncand][px] */
+    uint16_t *hist;             /* [ncand][nint][CTX_MAX][CTX_TOKENS] */
+    uint32_t *table;            /* [ncand][nint][CTX_MAX][CTX_TOKENS]: cum << 16 | freq */
+    uint8_t *slots;             /* [ncand][nseg][slot] */
+    size_t slot;
+    uint32_t *seg_len;          /* [ncand][nseg]; 0 where the slot overflowed */
+} lsx_gpu_coding;
+
+cudaError_t lsx_gpu_code(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st);
+
+/* The segments of candidate cand back to back into body. */
+cudaError_t lsx_gpu_gather(const lsx_gpu_coding *c, int cand, uint8_t *body, cudaStream_t st);
+
+#endif
