@@ -273,7 +273,7 @@ static aurp_status encode_lsmix(aurp_gpu *g, uint32_t W, uint32_t H, const aurp_
                                     p->order, p->equations, out, cap, out_len, err);
     if (st == AURP_OK && g->profile) {
         for (int i = 0; i < AURP_GPU_STAGES; i++) g->stage_ms[i] = 0;
-        for (int i = 0; i < 6; i++) {
+        for (int i = 0; i < AURP_GPU_STAGES; i++) {
             float ms = 0;
             cudaEventElapsedTime(&ms, g->ev[i], g->ev[i + 1]);
             g->stage_ms[i] = ms;

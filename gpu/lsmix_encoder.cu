@@ -33,6 +33,7 @@ struct lsx_gpu_state {
     int32_t *cma, *cmb;
     double *ls[2], *af, *rv, *al[2]; /* [0]: forgetting LSX_FORGET, [1]: LSX_ROW_FORGET */
     int32_t *err, *colerr, *emin;
+    int64_t *rowsums; /* the row fits' sums, [24][px] */
     int32_t *res[NPIPE];
     uint32_t *act[NPIPE];
     uint8_t *itok[NPIPE];
@@ -57,7 +58,7 @@ struct lsx_gpu_state {
 static void free_buffers(lsx_gpu_state *s)
 {
     void *dev[] = {s->cma,    s->cmb,    s->ls[0],  s->ls[1],   s->af,   s->rv,        s->al[0],
-                   s->al[1],  s->err,    s->colerr, s->emin,    s->res[0], s->res[1],  s->res[2],
+                   s->al[1],  s->err,    s->colerr, s->emin,    s->rowsums, s->res[0], s->res[1],  s->res[2],
                    s->act[0], s->act[1], s->act[2], s->itok[0], s->itok[1], s->itok[2], s->itok_hist,
                    s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
                    s->body,   s->hist,   s->table,  s->seg_len};
@@ -102,6 +103,7 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->err, 4 * LSX_NPRED * px);
     ALLOC(s->colerr, 4 * 3 * px);
     ALLOC(s->emin, 4 * px);
+    ALLOC(s->rowsums, 8 * 24 * px);
     for (int i = 0; i < NPIPE; i++) {
         ALLOC(s->res[i], 4 * px);
         ALLOC(s->act[i], 4 * px);
@@ -229,10 +231,10 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, st));
     CK(lsx_gpu_ioff(s->pxhist, px, ioff, st));
     CK(lsx_gpu_column_means(x, W, H, s->cma, s->cmb, st));
+    CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, W, par, 2, s->ls, W, 0, st));
     MARK(2);
-    for (int i = 0; i < 2; i++) CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, W, &par[i], s->ls[i], W, 0, st));
+    CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, s->rowsums, s->af, s->rv, s->al[0], s->al[1], st));
     MARK(3);
-    CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, 1, s->af, s->rv, s->al[0], s->al[1], st));
     for (int i = 0; i < NPIPE; i++) {
         const int l = i == 2; /* pipeline 2 runs on the LS of forgetting 1 */
         lsx_gpu_planes pl = {W, H, x, s->cma, s->cmb, s->ls[l], s->af, s->rv, s->al[l]};
@@ -241,8 +243,10 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     MARK(4);
     lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
                          s->table, s->slots, seg_slot, s->seg_len};
-    CK(lsx_gpu_code(&co, CTX_MAX, st));
+    CK(lsx_gpu_model(&co, CTX_MAX, st));
     MARK(5);
+    CK(lsx_gpu_rans(&co, st));
+    MARK(6);
     CK(cudaMemcpyAsync(s->h_seg_len, s->seg_len, 4 * (size_t)ncand * nseg, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(s->h_info, s->info, NPIPE * 8 + 8, cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
@@ -276,7 +280,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     const size_t body = in.len[pick] - lsx_header_len(kind_nctx[kind], nseg);
     CK(lsx_gpu_gather(&co, c, s->body, st));
     CK(cudaMemcpyAsync(s->h_body, s->body, body, cudaMemcpyDeviceToHost, st));
-    MARK(6);
+    MARK(7);
     CK(cudaStreamSynchronize(st));
     lsx_view v;
     memset(&v, 0, sizeof v);

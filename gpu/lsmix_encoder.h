@@ -14,7 +14,7 @@ typedef struct lsx_gpu_state lsx_gpu_state;
 /* Encodes the W x H pixels x (device memory, u = bits ^ 0x8000) with K
  * lags and window M into out: the bytes lsx_image_encode writes.  *state
  * holds the device buffers between frames (made on first use, grown for
- * larger frames; lsx_gpu_free).  ev: NULL, or 8 events of which 1..6 are
+ * larger frames; lsx_gpu_free).  ev: NULL, or 8 events of which 1..7 are
  * recorded after the stages (aurp_gpu_stage_times). */
 aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_t st, cudaEvent_t *ev,
                            const uint16_t *x, uint32_t W, uint32_t H, int K, int M, uint8_t *out,

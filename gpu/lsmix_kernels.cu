@@ -96,6 +96,7 @@ __global__ void column_means_kernel(const uint16_t *__restrict__ x, uint32_t W, 
     uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
     if (n >= W) return;
     int32_t a = 0, b = 0;
+#pragma unroll 8
     for (uint32_t m = 0; m < H; m++) {
         size_t i = (size_t)m * W + n;
         cma[i] = a;
@@ -115,17 +116,19 @@ cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int3
 
 /* ---- LS predictions (lsmix_predict.c: training sums, ridge LDL^T) ------- */
 
-#define LS_TC 8         /* columns per block */
-#define LS_THREADS 128
-#define LS_ROWS_MAX 16  /* rows per chunk: LS_TC * 16 = 128 solves, one a thread */
-#define LS_SMEM_BUDGET (200 * 1024)
+#define LS_TC 8          /* columns per block */
+#define LS_THREADS 256
+#define LS_ROWS_MAX 16   /* rows per chunk: 2 trainings x 16 rows x 8 columns = 256 solves, one a thread */
+#define LS_SMEM_BUDGET (210 * 1024)
 
 struct ls_args {
     const uint16_t *x;
     const int32_t *cma, *cmb;
     uint32_t W, H, c0, c1;
-    int K, D, Z, NE, R, f, ridge, rows;
-    double *out;
+    int K, D, Z, NE, R, ridge, rows;
+    int nls;           /* trainings (forgetting shifts) sharing the window sums: 1 or 2 */
+    int f[2];
+    double *out[2];
     size_t pitch;
     uint32_t col0;
 };
@@ -150,9 +153,59 @@ __device__ __forceinline__ uint32_t regressor(const ls_args &a, uint32_t i, uint
 __device__ __forceinline__ int tri(int r, int s, int Z) { return r * Z - r * (r - 1) / 2 + (s - r); }
 
 /* aurp_solve_ldl (core/predict.c) on the ridge system of one column's
- * training sums g: the same operations in the same order. */
+ * training sums g (k <= DM regressors): the same operations in the same
+ * order.  Every loop runs to the compile-time bound DM with the runtime
+ * bounds as guards, so that the arrays live in registers. */
 template <int DM>
-__device__ int ldl_solve(int k, int Z, const uint64_t *g, int ridge, double *a)
+__device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ridge, double *a)
+{
+    double L[DM][DM], U[DM], invD[DM], y[DM];
+    int kk = k;
+#pragma unroll
+    for (int j = 0; j < DM; j++) {
+        if (j < kk) {
+#pragma unroll
+            for (int i = 0; i < j; i++) {
+                double t = (double)g[tri(i, j, Z)];
+#pragma unroll
+                for (int l = 0; l < i; l++) t = t - U[l] * L[i][l];
+                U[i] = t;
+                L[j][i] = t * invD[i];
+            }
+            const uint64_t gjj = g[tri(j, j, Z)];
+            const double ajj = (double)(gjj + (gjj >> ridge));
+            double d = ajj;
+#pragma unroll
+            for (int l = 0; l < j; l++) d = d - U[l] * L[j][l];
+            if (!(d > ajj * AURP_PIVOT_REL)) kk = j; /* dependent column: stop at order j */
+            else invD[j] = 1.0 / d;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < DM; j++) {
+        if (j < kk) {
+            double t = (double)g[tri(j, k, Z)];
+#pragma unroll
+            for (int l = 0; l < j; l++) t = t - L[j][l] * y[l];
+            y[j] = t;
+        }
+    }
+#pragma unroll
+    for (int j = DM - 1; j >= 0; j--) {
+        if (j < kk) {
+            double t = y[j] * invD[j];
+#pragma unroll
+            for (int l = j + 1; l < DM; l++)
+                if (l < kk) t = t - L[l][j] * a[l];
+            a[j] = t;
+        }
+    }
+    return kk;
+}
+
+/* The same for larger systems, in local memory (loops to the runtime k). */
+template <int DM>
+__device__ int ldl_solve_local(int k, int Z, const uint64_t *g, int ridge, double *a)
 {
     double L[DM * (DM - 1) / 2 + 1], U[DM], invD[DM], y[DM];
     int kk = k;
@@ -163,8 +216,8 @@ __device__ int ldl_solve(int k, int Z, const uint64_t *g, int ridge, double *a)
             U[i] = t;
             L[j * (j - 1) / 2 + i] = t * invD[i];
         }
-        uint64_t gjj = g[tri(j, j, Z)];
-        double ajj = (double)(gjj + (gjj >> ridge));
+        const uint64_t gjj = g[tri(j, j, Z)];
+        const double ajj = (double)(gjj + (gjj >> ridge));
         double d = ajj;
         for (int l = 0; l < j; l++) d = d - U[l] * L[j * (j - 1) / 2 + l];
         if (!(d > ajj * AURP_PIVOT_REL)) {
@@ -187,29 +240,30 @@ __device__ int ldl_solve(int k, int Z, const uint64_t *g, int ridge, double *a)
 }
 
 /* A block owns LS_TC columns.  For each chunk of rows it adds rows i one
- * by one to the columns' training sums (G <- G - round(G / 2^f) + the
- * window sum of z z^T, the z of the window's columns staged in shared
- * memory), keeping each row's sums; then every (row i+1, column) of the
- * chunk is solved and predicted by its own thread. */
-template <int DM>
-__global__ void __launch_bounds__(LS_THREADS) ls_kernel(ls_args a)
+ * by one to the columns' training sums of each forgetting shift (G <- G -
+ * round(G / 2^f) + the window sum of z z^T, one window sum for both, the z
+ * of the window's columns staged in shared memory), keeping each row's
+ * sums; then every (training, row i+1, column) of the chunk is solved and
+ * predicted by its own thread. */
+template <int DM, bool UNROLLED>
+__global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
 {
     extern __shared__ uint64_t sm[];
-    const int NE = a.NE, Z = a.Z;
-    uint64_t *gst = sm;                                       /* [LS_TC][NE] running sums */
-    uint64_t *gs = gst + LS_TC * NE;                          /* [rows][LS_TC][NE] per row */
-    uint32_t *zs = (uint32_t *)(gs + (size_t)a.rows * LS_TC * NE); /* [LS_TC + 2R][Z] */
-    uint8_t *er = (uint8_t *)(zs + (LS_TC + 2 * a.R) * Z);    /* [NE] r, then [NE] s */
+    const int NE = a.NE, Z = a.Z, nls = a.nls;
+    uint64_t *gst = sm;                                          /* [nls][LS_TC][NE] running sums */
+    uint64_t *gs = gst + (size_t)nls * LS_TC * NE;               /* [nls][rows][LS_TC][NE] per row */
+    uint32_t *zs = (uint32_t *)(gs + (size_t)nls * a.rows * LS_TC * NE); /* [rows][LS_TC + 2R][Z] */
+    uint8_t *er = (uint8_t *)(zs + (size_t)a.rows * (LS_TC + 2 * a.R) * Z); /* [NE] r, then [NE] s */
     uint8_t *es = er + NE;
+    const size_t plane = (size_t)a.rows * LS_TC * NE;
 
     const uint32_t cb0 = a.c0 + blockIdx.x * LS_TC;
     const int cols = (int)min((uint32_t)LS_TC, a.c1 - cb0);
     const uint32_t R = (uint32_t)a.R;
     const uint32_t lo = cb0 > R ? cb0 - R : 0, hi = min(cb0 + (uint32_t)cols + R, a.W);
     const int nz = (int)(hi - lo);
-    const uint64_t half = (uint64_t)1 << (a.f - 1);
 
-    for (int t = threadIdx.x; t < LS_TC * NE; t += LS_THREADS) gst[t] = 0;
+    for (int t = threadIdx.x; t < nls * LS_TC * NE; t += LS_THREADS) gst[t] = 0;
     if (threadIdx.x == 0)
         for (int r = 0, e = 0; r < Z; r++)
             for (int s = r; s < Z; s++, e++) er[e] = (uint8_t)r, es[e] = (uint8_t)s;
@@ -217,11 +271,15 @@ __global__ void __launch_bounds__(LS_THREADS) ls_kernel(ls_args a)
 
     for (uint32_t i0 = 0; i0 + 1 < a.H; i0 += (uint32_t)a.rows) {
         const int nr = (int)min((uint32_t)a.rows, a.H - 1 - i0);
+        /* the regressors of every row of the chunk at once: one wait for
+         * global memory per chunk, not per row */
+        for (int t = threadIdx.x; t < nr * nz * Z; t += LS_THREADS) {
+            const int ii = t / (nz * Z), q = t % (nz * Z);
+            zs[t] = regressor(a, i0 + (uint32_t)ii, lo + (uint32_t)(q / Z), q % Z);
+        }
+        __syncthreads();
         for (int ii = 0; ii < nr; ii++) {
-            const uint32_t i = i0 + (uint32_t)ii;
-            for (int t = threadIdx.x; t < nz * Z; t += LS_THREADS)
-                zs[t] = regressor(a, i, lo + (uint32_t)(t / Z), t % Z);
-            __syncthreads();
+            const uint32_t *zrow = zs + (size_t)ii * nz * Z;
             for (int t = threadIdx.x; t < cols * NE; t += LS_THREADS) {
                 const int c = t / NE, e = t % NE;
                 const uint32_t n = cb0 + (uint32_t)c;
@@ -229,97 +287,175 @@ __global__ void __launch_bounds__(LS_THREADS) ls_kernel(ls_args a)
                 const int r = er[e], s = es[e];
                 uint64_t sum = 0;
                 for (uint32_t q = w0; q < w1; q++) {
-                    const uint32_t *zq = zs + (q - lo) * (uint32_t)Z;
+                    const uint32_t *zq = zrow + (q - lo) * (uint32_t)Z;
                     sum += (uint64_t)zq[r] * zq[s];
                 }
-                uint64_t g = gst[t];
-                g = g - ((g + half) >> a.f) + sum;
-                gst[t] = g;
-                gs[(size_t)ii * LS_TC * NE + t] = g;
+                for (int l = 0; l < nls; l++) {
+                    uint64_t *gp = gst + (size_t)l * LS_TC * NE + t;
+                    uint64_t g = *gp;
+                    g = g - ((g + ((uint64_t)1 << (a.f[l] - 1))) >> a.f[l]) + sum;
+                    *gp = g;
+                    gs[l * plane + (size_t)ii * LS_TC * NE + t] = g;
+                }
             }
             __syncthreads();
         }
-        for (int t = threadIdx.x; t < nr * cols; t += LS_THREADS) {
-            const int ii = t / cols, c = t % cols;
+        for (int t = threadIdx.x; t < nls * nr * cols; t += LS_THREADS) {
+            const int l = t / (nr * cols), ii = t % (nr * cols) / cols, c = t % cols;
             const uint32_t m = i0 + (uint32_t)ii + 1, n = cb0 + (uint32_t)c;
+            const uint64_t *g = gs + l * plane + ((size_t)ii * LS_TC + c) * NE;
             double coef[DM];
-            int k = ldl_solve<DM>(a.D, Z, gs + ((size_t)ii * LS_TC + c) * NE, a.ridge, coef);
+            int k;
+            if (UNROLLED) k = ldl_solve<DM>(a.D, Z, g, a.ridge, coef);
+            else k = ldl_solve_local<DM>(a.D, Z, g, a.ridge, coef);
             double v = 0.0;
-            for (int j = 0; j < k; j++) v = v + coef[j] * (double)regressor(a, m, n, j);
-            a.out[(size_t)m * a.pitch + (n - a.col0)] = v;
+#pragma unroll
+            for (int j = 0; j < DM; j++)
+                if (j < k) v = v + coef[j] * (double)regressor(a, m, n, j);
+            a.out[l][(size_t)m * a.pitch + (n - a.col0)] = v;
         }
         __syncthreads();
     }
 }
 
-template <int DM>
-static cudaError_t launch_ls(const ls_args &a, cudaStream_t st)
+template <int DM, bool UNROLLED>
+static cudaError_t launch_ls(const ls_args &a, size_t smem, cudaStream_t st)
 {
-    size_t smem = (size_t)LS_TC * a.NE * 8 * (1 + (size_t)a.rows) + (size_t)(LS_TC + 2 * a.R) * a.Z * 4 +
-                  2 * (size_t)a.NE + 16;
-    cudaError_t rc = cudaFuncSetAttribute(ls_kernel<DM>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaError_t rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)smem);
     if (rc != cudaSuccess) return rc;
     unsigned blocks = (a.c1 - a.c0 + LS_TC - 1) / LS_TC;
-    ls_kernel<DM><<<blocks, LS_THREADS, smem, st>>>(a);
+    ls_kernel<DM, UNROLLED><<<blocks, LS_THREADS, smem, st>>>(a);
     return cudaGetLastError();
 }
 
 cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int32_t *cmb, uint32_t W,
-                               uint32_t H, uint32_t c0, uint32_t c1, const lsx_params *p, double *p_ls,
-                               size_t pitch, uint32_t col0, cudaStream_t st)
+                               uint32_t H, uint32_t c0, uint32_t c1, const lsx_params *p, int nls,
+                               double *const *p_ls, size_t pitch, uint32_t col0, cudaStream_t st)
 {
     if (H < 2 || c1 <= c0) return cudaSuccess;
     ls_args a;
     a.x = x, a.cma = cma, a.cmb = cmb, a.W = W, a.H = H, a.c0 = c0, a.c1 = c1;
-    a.K = p->K, a.D = p->K + LSX_PREV + LSX_EXTRA, a.Z = a.D + 1, a.NE = a.Z * (a.Z + 1) / 2;
-    a.R = (p->M - 1) / 2, a.f = p->forget_shift, a.ridge = p->ridge_shift;
-    size_t per_row = (size_t)LS_TC * a.NE * 8;
-    size_t fixed = per_row + (size_t)(LS_TC + 2 * a.R) * a.Z * 4 + 2 * (size_t)a.NE + 16;
+    a.K = p[0].K, a.D = p[0].K + LSX_PREV + LSX_EXTRA, a.Z = a.D + 1, a.NE = a.Z * (a.Z + 1) / 2;
+    a.R = (p[0].M - 1) / 2, a.ridge = p[0].ridge_shift;
+    a.nls = nls;
+    for (int l = 0; l < 2; l++) {
+        a.f[l] = p[l < nls ? l : 0].forget_shift;
+        a.out[l] = p_ls[l < nls ? l : 0];
+    }
+    const size_t zrow = (size_t)(LS_TC + 2 * a.R) * a.Z * 4;
+    const size_t per_row = (size_t)nls * LS_TC * a.NE * 8 + zrow;
+    const size_t fixed = (size_t)nls * LS_TC * a.NE * 8 + 2 * (size_t)a.NE + 16;
     size_t rows = (LS_SMEM_BUDGET - fixed) / per_row;
-    a.rows = (int)(rows > LS_ROWS_MAX ? LS_ROWS_MAX : rows);
-    a.out = p_ls, a.pitch = pitch, a.col0 = col0;
-    if (a.D <= 12) return launch_ls<12>(a, st);
-    if (a.D <= 16) return launch_ls<16>(a, st);
-    return launch_ls<LSX_MAX_D>(a, st);
+    const size_t solvers = LS_THREADS / (LS_TC * (size_t)nls); /* rows whose solves fill the block once */
+    if (rows > solvers) rows = solvers;
+    a.rows = (int)rows;
+    a.pitch = pitch, a.col0 = col0;
+    const size_t smem = fixed + per_row * rows;
+    if (a.D <= 12) return launch_ls<12, true>(a, smem, st);
+    if (a.D <= 16) return launch_ls<16, false>(a, smem, st);
+    return launch_ls<LSX_MAX_D, false>(a, smem, st);
 }
 
 /* ---- row fits (lsx_row_predict / lsx_record) ----------------------------- */
 
-__global__ void row_fits_kernel(const uint16_t *__restrict__ x, const int32_t *__restrict__ cmb,
-                                const double *__restrict__ ls_a, const double *__restrict__ ls_b, uint32_t W,
-                                uint32_t H, int want_set1, double *__restrict__ p_af, double *__restrict__ p_rv,
-                                double *__restrict__ al_a, double *__restrict__ al_b)
+/* The row sums are an integer recurrence along each row (a thread per
+ * row, cheap); the fits, with their divisions, are then independent per
+ * pixel.  Sums before pixel (m, n), transposed ([k][n * H + m]) so that
+ * the row threads of a warp write side by side: AF 0-4, AL of ls_a 5-9, AL
+ * of ls_b 10-14, RV 15-23. */
+#define ROW_SUMS 24
+
+struct row_fit_args {
+    const uint16_t *x;
+    const int32_t *cmb;
+    const double *ls_a, *ls_b;
+    uint32_t W, H;
+    int64_t *sums;
+    double *p_af, *p_rv, *al_a, *al_b;
+};
+
+/* The sources of (m, n), m >= 1: z[0] = B, z[1] = q16(ls_a), z[2] = q16(ls_b),
+ * z[3] = 16 x[m-1][n], z[4] = 16 x[m-2][n] (row 1: x[m-1][n]). */
+__device__ __forceinline__ void row_sources(const row_fit_args &a, uint32_t m, uint32_t n, int32_t *z)
 {
-    uint32_t m = blockIdx.x * blockDim.x + threadIdx.x + 1;
-    if (m >= H) return;
-    int64_t af[5] = {0}, sa[5] = {0}, sb[5] = {0}, rv[LSX_RV_NS] = {0};
-    const size_t row = (size_t)m * W, up = row - W, up2 = m >= 2 ? up - W : up;
-    for (uint32_t n = 0; n < W; n++) {
-        const size_t i = row + n;
-        const int64_t y = 16 * (int64_t)x[i];
-        const int32_t z0 = cmb[i];
-        p_af[i] = lsx_af_fit(af, n, (double)z0);
-        lsx_af_add(af, y, z0);
-        if (want_set1) {
-            const int32_t za = lsx_q16(ls_a[i]), zb = lsx_q16(ls_b[i]);
-            const int32_t z2 = 16 * (int32_t)x[up + n], z3 = 16 * (int32_t)x[up2 + n];
-            p_rv[i] = lsx_rv_fit(rv, n, (double)z2, (double)z3);
-            al_a[i] = lsx_af_fit(sa, n, (double)za);
-            al_b[i] = lsx_af_fit(sb, n, (double)zb);
-            lsx_af_add(sa, y, za);
-            lsx_af_add(sb, y, zb);
-            lsx_rv_add(rv, y, z2, z3);
+    const size_t i = (size_t)m * a.W + n;
+    z[0] = a.cmb[i];
+    z[1] = lsx_q16(a.ls_a[i]);
+    z[2] = lsx_q16(a.ls_b[i]);
+    z[3] = 16 * (int32_t)a.x[i - a.W];
+    z[4] = 16 * (int32_t)a.x[m >= 2 ? i - 2 * (size_t)a.W : i - a.W];
+}
+
+/* A block of 32 row threads walks its rows through tiles of 32 columns:
+ * the tile's inputs are first read by the block across the columns
+ * (coalesced) into shared memory, then each thread runs its row's
+ * recurrence over the tile from there. */
+#define RS_ROWS 32
+#define RS_COLS 32
+
+__global__ void __launch_bounds__(RS_ROWS) row_sums_kernel(row_fit_args a)
+{
+    __shared__ int32_t zt[5][RS_ROWS][RS_COLS + 1];
+    __shared__ int32_t yt[RS_ROWS][RS_COLS + 1];
+    const uint32_t m0 = 1 + blockIdx.x * RS_ROWS, m = m0 + threadIdx.x;
+    int64_t v[ROW_SUMS] = {0};
+    const size_t plane = (size_t)a.W * a.H;
+    for (uint32_t n0 = 0; n0 < a.W; n0 += RS_COLS) {
+        __syncthreads();
+        for (int r = 0; r < RS_ROWS; r++) { /* thread = column of the tile, r = row */
+            const uint32_t mr = m0 + (uint32_t)r, nc = n0 + threadIdx.x;
+            if (mr < a.H && nc < a.W) {
+                int32_t z[5];
+                row_sources(a, mr, nc, z);
+#pragma unroll
+                for (int k = 0; k < 5; k++) zt[k][r][threadIdx.x] = z[k];
+                yt[r][threadIdx.x] = 16 * (int32_t)a.x[(size_t)mr * a.W + nc];
+            }
+        }
+        __syncthreads();
+        if (m >= a.H) continue;
+        const uint32_t cols = min((uint32_t)RS_COLS, a.W - n0);
+        for (uint32_t c = 0; c < cols; c++) {
+            const size_t t = (size_t)(n0 + c) * a.H + m;
+#pragma unroll
+            for (int k = 0; k < ROW_SUMS; k++) a.sums[k * plane + t] = v[k];
+            const int64_t y = yt[threadIdx.x][c];
+            lsx_af_add(v, y, zt[0][threadIdx.x][c]);
+            lsx_af_add(v + 5, y, zt[1][threadIdx.x][c]);
+            lsx_af_add(v + 10, y, zt[2][threadIdx.x][c]);
+            lsx_rv_add(v + 15, y, zt[3][threadIdx.x][c], zt[4][threadIdx.x][c]);
         }
     }
 }
 
+__global__ void row_fits_kernel(row_fit_args a)
+{
+    const size_t plane = (size_t)a.W * a.H, rows = a.H - 1;
+    for (size_t q = (size_t)blockIdx.x * blockDim.x + threadIdx.x; q < (size_t)a.W * rows;
+         q += (size_t)gridDim.x * blockDim.x) {
+        const uint32_t n = (uint32_t)(q / rows), m = (uint32_t)(q % rows) + 1;
+        const size_t t = (size_t)n * a.H + m, i = (size_t)m * a.W + n;
+        int64_t v[ROW_SUMS];
+#pragma unroll
+        for (int k = 0; k < ROW_SUMS; k++) v[k] = a.sums[k * plane + t];
+        int32_t z[5];
+        row_sources(a, m, n, z);
+        a.p_af[i] = lsx_af_fit(v, n, (double)z[0]);
+        a.al_a[i] = lsx_af_fit(v + 5, n, (double)z[1]);
+        a.al_b[i] = lsx_af_fit(v + 10, n, (double)z[2]);
+        a.p_rv[i] = lsx_rv_fit(v + 15, n, (double)z[3], (double)z[4]);
+    }
+}
+
 cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double *ls_a, const double *ls_b,
-                             uint32_t W, uint32_t H, int want_set1, double *p_af, double *p_rv,
-                             double *al_a, double *al_b, cudaStream_t st)
+                             uint32_t W, uint32_t H, int64_t *sums, double *p_af, double *p_rv, double *al_a,
+                             double *al_b, cudaStream_t st)
 {
     if (H < 2) return cudaSuccess;
-    row_fits_kernel<<<(H - 1 + 63) / 64, 64, 0, st>>>(x, cmb, ls_a, ls_b, W, H, want_set1, p_af, p_rv, al_a,
-                                                       al_b);
+    row_fit_args a = {x, cmb, ls_a, ls_b, W, H, sums, p_af, p_rv, al_a, al_b};
+    row_sums_kernel<<<(H - 1 + RS_ROWS - 1) / RS_ROWS, RS_ROWS, 0, st>>>(a);
+    row_fits_kernel<<<blocks_for((size_t)W * (H - 1), 256), 256, 0, st>>>(a);
     return cudaGetLastError();
 }
 
@@ -368,6 +504,7 @@ __global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp)
     const size_t px = (size_t)W * H;
     for (int k = 0; k < 3; k++) {
         int32_t c = 0;
+#pragma unroll 8
         for (uint32_t m = 0; m < H; m++) {
             size_t i = (size_t)k * px + (size_t)m * W + n;
             pp.colerr[i] = c;
@@ -528,8 +665,16 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding
         if (total == 0) {
             f0 = f1 = one / CTX_TOKENS;
         } else {
-            f0 = 1 + (uint32_t)((uint64_t)c0 * spare / total);
-            f1 = 1 + (uint32_t)((uint64_t)c1 * spare / total);
+            /* total < 2^17 (halved above 2^16 after at most 1024 more
+             * counts): the products fit 32 bits, and the quotient is the
+             * 64-bit one of refresh_context */
+            if (total < (1u << 17)) {
+                f0 = 1 + c0 * spare / total;
+                f1 = 1 + c1 * spare / total;
+            } else {
+                f0 = 1 + (uint32_t)((uint64_t)c0 * spare / total);
+                f1 = 1 + (uint32_t)((uint64_t)c1 * spare / total);
+            }
             /* the most counted token, the lowest index among equals */
             uint64_t key = ((uint64_t)c0 << 8) | (uint32_t)(255 - lane);
             uint64_t k1 = ((uint64_t)c1 << 8) | (uint32_t)(255 - (lane + 32));
@@ -560,7 +705,7 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding
  * of 1024 pixels at a time are staged in shared memory by warps 1-3 while
  * lane 0 of warp 0 runs the chain over the previous chunk, back to front;
  * bytes go to the end of the segment's slot. */
-#define RANS_CHUNK 1024
+#define RANS_CHUNK 512
 #define RANS_THREADS 128
 
 /* A staged pixel: its token's coder entry {rcp, xmax, bias, (2^P - f) |
@@ -629,36 +774,35 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
     for (uint32_t q = nch; q-- > 0;) {
         if (threadIdx.x == 0) {
             const rans_chunk *e = &buf[q & 1];
-            for (uint32_t i = chunk_len(q); i-- > 0 && !overflow;) {
+            for (uint32_t i = chunk_len(q); i-- > 0;) {
+                /* renormalisation before a symbol of bound xmax: x < 2^31
+                 * and xmax >= 2^16, so at most 2 bytes; c2 => c1, so they
+                 * are the low bytes in order */
+#define RENORM(xmax)                                                                           \
+    do {                                                                                       \
+        const uint32_t c1 = x >= (xmax), c2 = (x >> 8) >= (xmax);                             \
+        if (p - (c1 + c2) < floor) overflow = true;                                            \
+        if (c1) p[-1] = (uint8_t)x;                                                            \
+        if (c2) p[-2] = (uint8_t)(x >> 8);                                                     \
+        p -= c1 + c2;                                                                          \
+        x >>= 8 * (c1 + c2);                                                                   \
+    } while (0)
                 const uint32_t aux = e->aux[i];
                 if (aux >> 20 & 1) { /* sign: 1 bit, xmax 2^30 */
-                    if (x >= (1u << 30)) {
-                        if (p == floor) { overflow = true; break; }
-                        *--p = (uint8_t)x;
-                        x >>= 8;
-                    }
+                    RENORM(1u << 30);
                     x = (x << 1) | (aux >> 21 & 1);
                 }
                 const uint32_t nraw = aux >> 16 & 15;
                 if (nraw) {
-                    const uint32_t xmax = (AURP_RANS_L >> nraw) << 8;
-                    while (x >= xmax) {
-                        if (p == floor) { overflow = true; break; }
-                        *--p = (uint8_t)x;
-                        x >>= 8;
-                    }
-                    if (overflow) break;
+                    RENORM((AURP_RANS_L >> nraw) << 8);
                     x = (x << nraw) + (aux & 0xffffu);
                 }
                 const uint4 t = e->tok[i];
-                while (x >= t.y) {
-                    if (p == floor) { overflow = true; break; }
-                    *--p = (uint8_t)x;
-                    x >>= 8;
-                }
-                if (overflow) break;
+                RENORM(t.y);
                 const uint32_t qq = __umulhi(x, t.x) >> (t.w >> 24);
                 x = x + t.z + qq * (t.w & 0xffffffu);
+                if (overflow) break;
+#undef RENORM
             }
         } else if (threadIdx.x >= 32 && q > 0) {
             stage_chunk(c, k, a + (uint64_t)(q - 1) * RANS_CHUNK, chunk_len(q - 1), &buf[(q - 1) & 1],
@@ -675,13 +819,18 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
     }
 }
 
-cudaError_t lsx_gpu_code(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st)
+cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st)
 {
     const unsigned k = (unsigned)c->ncand;
     contexts_kernel<<<dim3(blocks_for(c->px, 256) < 4096 ? blocks_for(c->px, 256) : 4096, k), 256, 0, st>>>(*c);
     interval_counts_kernel<<<dim3(c->nint, k), 256, 0, st>>>(*c);
     tables_kernel<<<dim3((max_ctx + TABLE_WARPS - 1) / TABLE_WARPS, k), 32 * TABLE_WARPS, 0, st>>>(*c);
-    rans_kernel<<<dim3(c->nseg, k), RANS_THREADS, 0, st>>>(*c);
+    return cudaGetLastError();
+}
+
+cudaError_t lsx_gpu_rans(const lsx_gpu_coding *c, cudaStream_t st)
+{
+    rans_kernel<<<dim3(c->nseg, (unsigned)c->ncand), RANS_THREADS, 0, st>>>(*c);
     return cudaGetLastError();
 }
 

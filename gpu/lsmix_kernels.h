@@ -60,17 +60,18 @@ cudaError_t lsx_gpu_ioff(const uint32_t *hist, uint64_t px, uint16_t *ioff, cuda
 cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int32_t *cma, int32_t *cmb,
                                  cudaStream_t st);
 
-/* LS predictions of the columns [c0, c1), rows 1..H-1, into
- * p_ls[m * pitch + (n - col0)]. */
+/* LS predictions of the columns [c0, c1), rows 1..H-1, for nls (1 or 2)
+ * parameter sets p[] that differ only in the forgetting shift, into
+ * p_ls[l][m * pitch + (n - col0)]. */
 cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int32_t *cmb, uint32_t W,
-                               uint32_t H, uint32_t c0, uint32_t c1, const lsx_params *p, double *p_ls,
-                               size_t pitch, uint32_t col0, cudaStream_t st);
+                               uint32_t H, uint32_t c0, uint32_t c1, const lsx_params *p, int nls,
+                               double *const *p_ls, size_t pitch, uint32_t col0, cudaStream_t st);
 
-/* AF of every pixel; RV and the AL of two LS planes (ls_a, ls_b) when
- * want_set1. */
+/* AF, RV and the AL of two LS planes (ls_a, ls_b) of every pixel.
+ * sums: scratch of 24 x W x H int64. */
 cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double *ls_a, const double *ls_b,
-                             uint32_t W, uint32_t H, int want_set1, double *p_af, double *p_rv,
-                             double *al_a, double *al_b, cudaStream_t st);
+                             uint32_t W, uint32_t H, int64_t *sums, double *p_af, double *p_rv, double *al_a,
+                             double *al_b, cudaStream_t st);
 
 /* Errors, column error levels, blend, residuals, activities, intensity
  * tokens and classes of one pipeline; ioff on the device. */
@@ -95,7 +96,10 @@ typedef struct {
     uint32_t *seg_len;          /* [ncand][nseg]; 0 where the slot overflowed */
 } lsx_gpu_coding;
 
-cudaError_t lsx_gpu_code(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st);
+/* Contexts, token counts and the tables of every interval. */
+cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st);
+/* The rANS segments. */
+cudaError_t lsx_gpu_rans(const lsx_gpu_coding *c, cudaStream_t st);
 
 /* The segments of candidate cand back to back into body. */
 cudaError_t lsx_gpu_gather(const lsx_gpu_coding *c, int cand, uint8_t *body, cudaStream_t st);

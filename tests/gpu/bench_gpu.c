@@ -118,9 +118,10 @@ int main(int argc, char **argv)
     static const char *paper_stage[] = {"H2D frame", "unpack+lag sums", "solve+residuals(+gather)",
                                         "histogram+D2H", "plan(host)+table H2D", "rANS+scan+compact",
                                         "D2H body"};
-    static const char *lsmix_stage[] = {"H2D frame+unpack", "ioff+column means", "LS f=2 and f=1",
-                                        "row fits+3 pipelines", "contexts+tables+rANS (all)",
-                                        "lengths D2H+choice+body D2H", "-"};
+    static const char *lsmix_stage[] = {"H2D frame+unpack",      "ioff+column means+LS f=2,1",
+                                        "row fits",              "3 pipelines' residuals",
+                                        "contexts+counts+tables", "rANS (all candidates)",
+                                        "choice+gather+D2H body"};
     const char **stage = bench_profile == AURP_PROFILE_LSMIX ? lsmix_stage : paper_stage;
     printf("\n%-6s %-10s %10s %10s %10s %12s %12s\n", "GPUs", "", "median_ms", "p90_ms", "min_ms",
            "split_fps", "frames_fps");
