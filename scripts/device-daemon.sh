@@ -8,8 +8,8 @@
 # need (libuv, cfitsio, libyaml, libsystemd: not installed on those machines)
 # come in the carried folder .carry/ (scripts/carry-for-device.sh makes it).
 #   scripts/device-daemon.sh [FRAMES] [INTERVAL_SECONDS]
-# DAEMON_PROFILE: the codec profile (default paper, which the GPU encoder
-# has; lsmix is packed on the CPU); DAEMON_CASES="GPUS:SPLIT ...".
+# DAEMON_PROFILE: the codec profile (default lsmix, the station's default;
+# paper for the paper profile); DAEMON_CASES="GPUS:SPLIT ...".
 set -u
 cd "$(dirname "$0")/.."
 CARRY=${CARRY:-.carry}
@@ -31,7 +31,7 @@ outbox_dir: $root/outbox
 done_dir: $root/done
 quarantine_dir: $root/quarantine
 state_dir: $root/state
-codec: {profile: ${DAEMON_PROFILE:-paper}}   # the GPU encoder has paper; DAEMON_PROFILE=lsmix: CPU
+codec: {profile: ${DAEMON_PROFILE:-lsmix}}
 gpus: $g
 split: $split
 budget_seconds: 15
