@@ -19,6 +19,7 @@
 #include "imgstream.h"
 #include "lsmix.h"
 #include "lsmix_encoder.h"
+#include "lsmix_kernels.h"
 #include "predict.h"
 
 #include <cuda_runtime.h>
@@ -35,6 +36,9 @@ struct gpu_device {
     uint16_t *x;       /* u = bits ^ 0x8000 */
     uint64_t *lag;     /* [N+1][H][span] lag sums of this band */
     int32_t *e_band;   /* g > 0: residuals of the band, [H][c1-c0] */
+    int32_t *lsx_cm;   /* g > 0, lsmix: column means A then B, [2][H][W] (made on first use) */
+    double *lsx_band;  /* g > 0, lsmix: the band's LS of both trainings, [2][H][c1-c0] */
+    size_t lsx_px;     /* pixels lsx_cm and lsx_band are made for */
     size_t lag_cap;    /* elements */
     size_t band_cap;   /* elements */
 };
@@ -122,7 +126,9 @@ extern "C" aurp_status aurp_gpu_open(const int *devices, int ndevices, uint32_t 
     for (int i = 0; i < ndevices; i++) {
         if (devices[i] < 0 || devices[i] >= have)
             return aurp_fail(err, AURP_ERR_PARAM, "gpu: device %d does not exist (%d present)", devices[i], have);
-        for (int j = 0; j < i; j++)
+        /* AURP_GPU_TEST_SAME_DEVICE (tests only): a device may be named more
+         * than once, so that the column split runs on a one-GPU machine */
+        for (int j = 0; j < i && !getenv("AURP_GPU_TEST_SAME_DEVICE"); j++)
             if (devices[j] == devices[i])
                 return aurp_fail(err, AURP_ERR_PARAM, "gpu: device %d named twice", devices[i]);
     }
@@ -258,8 +264,71 @@ static aurp_status check_params(const aurp_params *p, aurp_error *err)
     return AURP_OK;
 }
 
+/* The lsmix column split: device g > 0 unpacks the frame, makes the column
+ * means and solves both trainings' LS of its band [c0, c1) (its training
+ * windows reach M/2 columns to each side, read from its own copy of the
+ * frame), and sends the band to device 0's LS planes; device 0 waits for
+ * every band before the stages that read them. */
+typedef struct {
+    aurp_gpu *g;
+    uint32_t W, H;
+    lsx_params par[2];
+} lsx_split;
+
+static cudaError_t lsx_other_bands(void *arg, double *const *ls, cudaStream_t st0)
+{
+    lsx_split *sp = (lsx_split *)arg;
+    aurp_gpu *g = sp->g;
+    const uint32_t W = sp->W, H = sp->H;
+    const size_t px = (size_t)W * H;
+    cudaError_t rc = cudaSuccess;
+    for (int i = 1; i < g->ndev && rc == cudaSuccess; i++) {
+        struct gpu_device *d = &g->dev[i];
+        uint32_t c0, c1;
+        band_of(W, i, g->ndev, &c0, &c1);
+        if (c1 <= c0) continue;
+        const size_t bw = c1 - c0;
+        if ((rc = cudaSetDevice(d->ordinal)) != cudaSuccess) break;
+        if (d->lsx_px < g->max_px) {
+            cudaFree(d->lsx_cm);
+            cudaFree(d->lsx_band);
+            d->lsx_cm = NULL, d->lsx_band = NULL, d->lsx_px = 0;
+            if ((rc = cudaMalloc((void **)&d->lsx_cm, 8 * g->max_px)) != cudaSuccess) break;
+            if ((rc = cudaMalloc((void **)&d->lsx_band, 16 * g->max_px)) != cudaSuccess) break;
+            d->lsx_px = g->max_px;
+        }
+        double *band[2] = {d->lsx_band, d->lsx_band + H * bw};
+        rc = cudaMemcpyAsync(d->be, g->h_in, 2 * px, cudaMemcpyHostToDevice, d->stream);
+        if (rc == cudaSuccess) rc = gpu_unpack(d->be, d->x, px, d->stream);
+        if (rc == cudaSuccess) rc = lsx_gpu_column_means(d->x, W, H, d->lsx_cm, d->lsx_cm + px, d->stream);
+        if (rc == cudaSuccess)
+            rc = lsx_gpu_ls_predict(d->x, d->lsx_cm, d->lsx_cm + px, W, H, c0, c1, sp->par, 2, band, bw, c0,
+                                    d->stream);
+        for (int l = 0; l < 2 && rc == cudaSuccess; l++) {
+            cudaMemcpy3DPeerParms cp;
+            memset(&cp, 0, sizeof cp);
+            cp.srcPtr = make_cudaPitchedPtr(band[l], 8 * bw, 8 * bw, H);
+            cp.srcDevice = d->ordinal;
+            cp.dstPtr = make_cudaPitchedPtr(ls[l] + c0, 8 * (size_t)W, 8 * bw, H);
+            cp.dstDevice = g->dev[0].ordinal;
+            cp.extent = make_cudaExtent(8 * bw, H, 1);
+            rc = cudaMemcpy3DPeerAsync(&cp, d->stream);
+        }
+        if (rc == cudaSuccess) rc = cudaEventRecord(d->band_done, d->stream);
+    }
+    cudaError_t rs = cudaSetDevice(g->dev[0].ordinal);
+    if (rc != cudaSuccess) return rc;
+    if (rs != cudaSuccess) return rs;
+    for (int i = 1; i < g->ndev; i++) {
+        uint32_t c0, c1;
+        band_of(W, i, g->ndev, &c0, &c1);
+        if (c1 > c0 && (rc = cudaStreamWaitEvent(st0, g->dev[i].band_done, 0)) != cudaSuccess) return rc;
+    }
+    return cudaSuccess;
+}
+
 /* The lsmix profile: the frame to device 0, which does every stage
- * (lsmix_encoder.cu). */
+ * (lsmix_encoder.cu) but the LS of the other devices' bands. */
 static aurp_status encode_lsmix(aurp_gpu *g, uint32_t W, uint32_t H, const aurp_params *p, uint8_t *out,
                                 size_t cap, size_t *out_len, aurp_error *err)
 {
@@ -269,8 +338,13 @@ static aurp_status encode_lsmix(aurp_gpu *g, uint32_t W, uint32_t H, const aurp_
     MARK(0);
     CK(d->ordinal, cudaMemcpyAsync(d->be, g->h_in, 2 * px, cudaMemcpyHostToDevice, d->stream));
     CK(d->ordinal, gpu_unpack(d->be, d->x, px, d->stream));
+    uint32_t c0, c1;
+    band_of(W, 0, g->ndev, &c0, &c1);
+    lsx_split sp = {g, W, H, {{p->order, p->equations, LSX_FORGET, LSX_RIDGE},
+                              {p->order, p->equations, LSX_ROW_FORGET, LSX_RIDGE}}};
     aurp_status st = lsx_gpu_encode(&g->lsx, g->label, d->stream, g->profile ? g->ev : NULL, d->x, W, H,
-                                    p->order, p->equations, out, cap, out_len, err);
+                                    p->order, p->equations, c1, g->ndev > 1 ? lsx_other_bands : NULL, &sp, out,
+                                    cap, out_len, err);
     if (st == AURP_OK && g->profile) {
         for (int i = 0; i < AURP_GPU_STAGES; i++) g->stage_ms[i] = 0;
         for (int i = 0; i < AURP_GPU_STAGES; i++) {
@@ -503,6 +577,8 @@ extern "C" void aurp_gpu_close(aurp_gpu *g)
         cudaFree(d->x);
         cudaFree(d->lag);
         cudaFree(d->e_band);
+        cudaFree(d->lsx_cm);
+        cudaFree(d->lsx_band);
         if (d->band_done) cudaEventDestroy(d->band_done);
         if (d->stream) cudaStreamDestroy(d->stream);
         if (i == 0) {

@@ -191,8 +191,9 @@ static aurp_status choose(const choice_in *in, int *choice)
 #define MARK(i) do { if (ev) CK(cudaEventRecord(ev[i], st)); } while (0)
 
 aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_t st, cudaEvent_t *ev,
-                           const uint16_t *x, uint32_t W, uint32_t H, int K, int M, uint8_t *out,
-                           size_t cap, size_t *out_len, aurp_error *err)
+                           const uint16_t *x, uint32_t W, uint32_t H, int K, int M, uint32_t ls_c1,
+                           lsx_gpu_bands_fn bands, void *bands_ctx, uint8_t *out, size_t cap, size_t *out_len,
+                           aurp_error *err)
 {
     *out_len = 0;
     if (!*state) {
@@ -231,7 +232,8 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, st));
     CK(lsx_gpu_ioff(s->pxhist, px, ioff, st));
     CK(lsx_gpu_column_means(x, W, H, s->cma, s->cmb, st));
-    CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, W, par, 2, s->ls, W, 0, st));
+    CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par, 2, s->ls, W, 0, st));
+    if (bands) CK(bands(bands_ctx, s->ls, st));
     MARK(2);
     CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, s->rowsums, s->af, s->rv, s->al[0], s->al[1], st));
     MARK(3);

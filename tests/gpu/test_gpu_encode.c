@@ -118,12 +118,21 @@ int main(int argc, char **argv)
     int ndev = have;
     const char *lim = getenv("AURP_GPU_TEST_DEVICES");
     if (lim && atoi(lim) > 0 && atoi(lim) < ndev) ndev = atoi(lim);
-    printf("GPU tests on %d device(s)\n", ndev);
+    /* one device: the column split over 2 and 3 "devices" that are all
+     * device 0 (each with its own stream and buffers), so that the split's
+     * code runs and is checked here too (AURP_GPU_TEST_SPLIT=0: not) */
+    int same = 0;
+    if (ndev == 1 && !(getenv("AURP_GPU_TEST_SPLIT") && !strcmp(getenv("AURP_GPU_TEST_SPLIT"), "0"))) {
+        setenv("AURP_GPU_TEST_SAME_DEVICE", "1", 1);
+        same = 1;
+        ndev = 3;
+    }
+    printf("GPU tests on %d device(s)%s\n", ndev, same ? " (all device 0: the column split on one GPU)" : "");
 
     /* handle g-1 splits every frame over devices 0..g-1 */
     aurp_gpu *handles[AURP_GPU_MAX_DEVICES] = {0};
     int ids[AURP_GPU_MAX_DEVICES];
-    for (int i = 0; i < ndev; i++) ids[i] = i;
+    for (int i = 0; i < ndev; i++) ids[i] = same ? 0 : i;
     aurp_error err = {{0}};
     for (int g = 1; g <= ndev; g++) {
         aurp_status st = aurp_gpu_open(ids, g, 2112, 1024, &handles[g - 1], &err);
