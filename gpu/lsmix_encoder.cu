@@ -123,6 +123,8 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->table, 4 * (size_t)max_cand * tab);
     ALLOC(s->seg_len, 4 * (size_t)max_cand * nseg);
 #undef ALLOC
+    if (rc == cudaSuccess) rc = lsx_gpu_init_tables(0);
+    if (rc == cudaSuccess) rc = cudaDeviceSynchronize();
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_stage, 65536, cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_seg_len, 4 * (size_t)max_cand * nseg, cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_info, NPIPE * 8 + 8, cudaHostAllocPortable);

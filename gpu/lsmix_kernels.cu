@@ -96,14 +96,21 @@ __global__ void column_means_kernel(const uint16_t *__restrict__ x, uint32_t W, 
     uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
     if (n >= W) return;
     int32_t a = 0, b = 0;
-#pragma unroll 8
-    for (uint32_t m = 0; m < H; m++) {
-        size_t i = (size_t)m * W + n;
-        cma[i] = a;
-        cmb[i] = b;
-        int32_t x16 = 16 * (int32_t)x[i];
-        a = m == 0 ? x16 : lsx_mean_step(a, x16, LSX_CM_A_SHIFT);
-        b = m == 0 ? x16 : lsx_mean_step(b, x16, LSX_CM_B_SHIFT);
+    for (uint32_t m0 = 0; m0 < H; m0 += 8) {
+        int32_t v[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++) v[j] = m0 + j < H ? 16 * (int32_t)x[(size_t)(m0 + j) * W + n] : 0;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const uint32_t m = m0 + (uint32_t)j;
+            if (m < H) {
+                const size_t i = (size_t)m * W + n;
+                cma[i] = a;
+                cmb[i] = b;
+                a = m == 0 ? v[j] : lsx_mean_step(a, v[j], LSX_CM_A_SHIFT);
+                b = m == 0 ? v[j] : lsx_mean_step(b, v[j], LSX_CM_B_SHIFT);
+            }
+        }
     }
 }
 
@@ -394,23 +401,28 @@ __device__ __forceinline__ void row_sources(const row_fit_args &a, uint32_t m, u
 #define RS_ROWS 32
 #define RS_COLS 32
 
-__global__ void __launch_bounds__(RS_ROWS) row_sums_kernel(row_fit_args a)
+__global__ void __launch_bounds__(4 * RS_ROWS) row_sums_kernel(row_fit_args a)
 {
     __shared__ int32_t zt[5][RS_ROWS][RS_COLS + 1];
     __shared__ int32_t yt[RS_ROWS][RS_COLS + 1];
-    const uint32_t m0 = 1 + blockIdx.x * RS_ROWS, m = m0 + threadIdx.x;
-    int64_t v[ROW_SUMS] = {0};
+    /* warp g keeps sum group g (AF, AL of ls_a, AL of ls_b, RV) of the row
+     * of its lane: the groups are independent recurrences */
+    const int grp = threadIdx.x / RS_ROWS, lane = threadIdx.x % RS_ROWS;
+    const uint32_t m0 = 1 + blockIdx.x * RS_ROWS, m = m0 + lane;
+    int64_t v[LSX_RV_NS] = {0};
+    const int first = grp * 5;
     const size_t plane = (size_t)a.W * a.H;
     for (uint32_t n0 = 0; n0 < a.W; n0 += RS_COLS) {
         __syncthreads();
-        for (int r = 0; r < RS_ROWS; r++) { /* thread = column of the tile, r = row */
-            const uint32_t mr = m0 + (uint32_t)r, nc = n0 + threadIdx.x;
+        for (int t = threadIdx.x; t < RS_ROWS * RS_COLS; t += 4 * RS_ROWS) {
+            const int r = t / RS_COLS, c = t % RS_COLS; /* consecutive threads: consecutive columns */
+            const uint32_t mr = m0 + (uint32_t)r, nc = n0 + (uint32_t)c;
             if (mr < a.H && nc < a.W) {
                 int32_t z[5];
                 row_sources(a, mr, nc, z);
 #pragma unroll
-                for (int k = 0; k < 5; k++) zt[k][r][threadIdx.x] = z[k];
-                yt[r][threadIdx.x] = 16 * (int32_t)a.x[(size_t)mr * a.W + nc];
+                for (int k = 0; k < 5; k++) zt[k][r][c] = z[k];
+                yt[r][c] = 16 * (int32_t)a.x[(size_t)mr * a.W + nc];
             }
         }
         __syncthreads();
@@ -418,13 +430,16 @@ __global__ void __launch_bounds__(RS_ROWS) row_sums_kernel(row_fit_args a)
         const uint32_t cols = min((uint32_t)RS_COLS, a.W - n0);
         for (uint32_t c = 0; c < cols; c++) {
             const size_t t = (size_t)(n0 + c) * a.H + m;
+            const int64_t y = yt[lane][c];
+            if (grp < 3) {
 #pragma unroll
-            for (int k = 0; k < ROW_SUMS; k++) a.sums[k * plane + t] = v[k];
-            const int64_t y = yt[threadIdx.x][c];
-            lsx_af_add(v, y, zt[0][threadIdx.x][c]);
-            lsx_af_add(v + 5, y, zt[1][threadIdx.x][c]);
-            lsx_af_add(v + 10, y, zt[2][threadIdx.x][c]);
-            lsx_rv_add(v + 15, y, zt[3][threadIdx.x][c], zt[4][threadIdx.x][c]);
+                for (int k = 0; k < 5; k++) a.sums[(first + k) * plane + t] = v[k];
+                lsx_af_add(v, y, zt[grp][lane][c]);
+            } else {
+#pragma unroll
+                for (int k = 0; k < LSX_RV_NS; k++) a.sums[(first + k) * plane + t] = v[k];
+                lsx_rv_add(v, y, zt[3][lane][c], zt[4][lane][c]);
+            }
         }
     }
 }
@@ -454,7 +469,7 @@ cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double
 {
     if (H < 2) return cudaSuccess;
     row_fit_args a = {x, cmb, ls_a, ls_b, W, H, sums, p_af, p_rv, al_a, al_b};
-    row_sums_kernel<<<(H - 1 + RS_ROWS - 1) / RS_ROWS, RS_ROWS, 0, st>>>(a);
+    row_sums_kernel<<<(H - 1 + RS_ROWS - 1) / RS_ROWS, 4 * RS_ROWS, 0, st>>>(a);
     row_fits_kernel<<<blocks_for((size_t)W * (H - 1), 256), 256, 0, st>>>(a);
     return cudaGetLastError();
 }
@@ -499,16 +514,25 @@ __global__ void errors_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp)
 /* Set 0: the column error level of each predictor before each row. */
 __global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp)
 {
-    uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
     if (n >= W) return;
     const size_t px = (size_t)W * H;
-    for (int k = 0; k < 3; k++) {
-        int32_t c = 0;
-#pragma unroll 8
-        for (uint32_t m = 0; m < H; m++) {
-            size_t i = (size_t)k * px + (size_t)m * W + n;
-            pp.colerr[i] = c;
-            c = m == 0 ? pp.err[i] : lsx_mean_step(c, pp.err[i], LSX_COLERR_SHIFT);
+    const int32_t *__restrict__ err = pp.err + k * px + n;
+    int32_t *__restrict__ col = pp.colerr + k * px + n;
+    int32_t c = 0;
+    /* 8 rows' errors loaded before any store: the loads do not wait on the
+     * recurrence */
+    for (uint32_t m0 = 0; m0 < H; m0 += 8) {
+        int32_t e[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++) e[j] = m0 + j < H ? err[(size_t)(m0 + j) * W] : 0;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            const uint32_t m = m0 + (uint32_t)j;
+            if (m < H) {
+                col[(size_t)m * W] = c;
+                c = m == 0 ? e[j] : lsx_mean_step(c, e[j], LSX_COLERR_SHIFT);
+            }
         }
     }
 }
@@ -576,7 +600,7 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
     const size_t px = (size_t)pl->W * pl->H;
     const unsigned blocks = blocks_for(px, 256);
     errors_kernel<<<blocks, 256, 0, st>>>(*pl, *pp);
-    if (!pp->set) column_errors_kernel<<<(pl->W + 127) / 128, 128, 0, st>>>(pl->W, pl->H, *pp);
+    if (!pp->set) column_errors_kernel<<<dim3((pl->W + 127) / 128, 3), 128, 0, st>>>(pl->W, pl->H, *pp);
     blend_kernel<<<blocks, 256, 0, st>>>(*pl, *pp, ioff);
     cudaError_t rc = cudaMemsetAsync(pp->itok_hist, 0, CTX_TOKENS * sizeof(unsigned long long), st);
     if (rc != cudaSuccess) return rc;
@@ -634,71 +658,90 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v)
     return v;
 }
 
-/* ctx_model_refresh, a warp per context, down the intervals: lane l holds
- * tokens l and l + 32.  Table j is built before interval j from the
- * counts of intervals < j (j = 0: no counts, uniform). */
+/* ctx_model_refresh in two passes.  Counts: a warp per context walks the
+ * intervals in order (lane l holds tokens l and l + 32), adds each
+ * interval's counts and halves them where the C model does (total above
+ * 2^16 at a refresh), and writes the counts every table is built from into
+ * the table array: table j from the counts of intervals < j (j = 0: none).
+ * Tables: every (interval, context) is then independent, a warp each,
+ * turning its counts into cum << 16 | freq in place. */
 #define TABLE_WARPS 16
 
-__global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding c)
+__global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding c)
 {
     const int k = blockIdx.y;
     const int ctx = blockIdx.x * TABLE_WARPS + threadIdx.x / 32, lane = threadIdx.x & 31;
     const lsx_gpu_cand &cd = c.cand[k];
     const int nib = cd.use_classes ? c.pipe[c.cand_pipe[k]].classes[0] : 1;
     if (ctx >= cd.nctx * nib) return;
-    const uint16_t *h = c.hist + (size_t)k * c.nint * (CTX_MAX * CTX_TOKENS) + ctx * CTX_TOKENS;
-    uint32_t *tab = c.table + (size_t)k * c.nint * (CTX_MAX * CTX_TOKENS) + ctx * CTX_TOKENS;
-    const uint32_t one = 1u << CTX_PROB_BITS, spare = one - CTX_TOKENS;
+    const size_t stride = CTX_MAX * CTX_TOKENS;
+    const uint16_t *h = c.hist + (size_t)k * c.nint * stride + ctx * CTX_TOKENS;
+    uint32_t *tab = c.table + (size_t)k * c.nint * stride + ctx * CTX_TOKENS;
     uint32_t c0 = 0, c1 = 0;
     uint32_t n0 = h[lane], n1 = h[lane + 32]; /* interval 0's counts, loaded ahead */
     for (uint32_t j = 0; j < c.nint; j++) {
         if (j > 0) {
             c0 += n0, c1 += n1;
-            if (j < c.nint) {
-                const uint16_t *hj = h + (size_t)j * (CTX_MAX * CTX_TOKENS);
-                n0 = hj[lane], n1 = hj[lane + 32];
-            }
+            const uint16_t *hj = h + (size_t)j * stride;
+            n0 = hj[lane], n1 = hj[lane + 32];
             if (warp_sum(c0 + c1) > CTX_HALVE_AT) c0 = (c0 + 1) >> 1, c1 = (c1 + 1) >> 1;
         }
-        const uint32_t total = warp_sum(c0 + c1);
-        uint32_t f0, f1;
-        if (total == 0) {
-            f0 = f1 = one / CTX_TOKENS;
-        } else {
-            /* total < 2^17 (halved above 2^16 after at most 1024 more
-             * counts): the products fit 32 bits, and the quotient is the
-             * 64-bit one of refresh_context */
-            if (total < (1u << 17)) {
-                f0 = 1 + c0 * spare / total;
-                f1 = 1 + c1 * spare / total;
-            } else {
-                f0 = 1 + (uint32_t)((uint64_t)c0 * spare / total);
-                f1 = 1 + (uint32_t)((uint64_t)c1 * spare / total);
-            }
-            /* the most counted token, the lowest index among equals */
-            uint64_t key = ((uint64_t)c0 << 8) | (uint32_t)(255 - lane);
-            uint64_t k1 = ((uint64_t)c1 << 8) | (uint32_t)(255 - (lane + 32));
-            if (k1 > key) key = k1;
-            for (int o = 16; o > 0; o >>= 1) {
-                uint64_t other = __shfl_xor_sync(0xffffffffu, key, o);
-                if (other > key) key = other;
-            }
-            const int best = 255 - (int)(key & 255);
-            const uint32_t sum = warp_sum(f0 + f1);
-            if (best == lane) f0 += one - sum;
-            if (best == lane + 32) f1 += one - sum;
-        }
-        /* exclusive prefix over tokens 0..63 */
-        uint32_t s0 = f0, s1 = f1;
-        for (int o = 1; o < 32; o <<= 1) {
-            uint32_t a0 = __shfl_up_sync(0xffffffffu, s0, o), a1 = __shfl_up_sync(0xffffffffu, s1, o);
-            if (lane >= o) s0 += a0, s1 += a1;
-        }
-        const uint32_t first_half = __shfl_sync(0xffffffffu, s0, 31);
-        uint32_t *tj = tab + (size_t)j * (CTX_MAX * CTX_TOKENS);
-        tj[lane] = (s0 - f0) << 16 | f0;
-        tj[lane + 32] = (first_half + s1 - f1) << 16 | f1;
+        uint32_t *tj = tab + (size_t)j * stride;
+        tj[lane] = c0;
+        tj[lane + 32] = c1;
     }
+}
+
+__global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding c)
+{
+    const int k = blockIdx.y;
+    const uint64_t w = (uint64_t)blockIdx.x * TABLE_WARPS + threadIdx.x / 32; /* interval * CTX_MAX + context */
+    const int lane = threadIdx.x & 31;
+    if (w >= (uint64_t)c.nint * CTX_MAX) return;
+    const int ctx = (int)(w % CTX_MAX);
+    const lsx_gpu_cand &cd = c.cand[k];
+    const int nib = cd.use_classes ? c.pipe[c.cand_pipe[k]].classes[0] : 1;
+    if (ctx >= cd.nctx * nib) return;
+    uint32_t *tj = c.table + ((size_t)k * c.nint * CTX_MAX + w) * CTX_TOKENS;
+    const uint32_t one = 1u << CTX_PROB_BITS, spare = one - CTX_TOKENS;
+    const uint32_t c0 = tj[lane], c1 = tj[lane + 32];
+    const uint32_t total = warp_sum(c0 + c1);
+    uint32_t f0, f1;
+    if (total == 0) {
+        f0 = f1 = one / CTX_TOKENS;
+    } else {
+        /* total < 2^17 (halved above 2^16 after at most 1024 more counts):
+         * the products fit 32 bits, and the quotient is the 64-bit one of
+         * refresh_context */
+        if (total < (1u << 17)) {
+            f0 = 1 + c0 * spare / total;
+            f1 = 1 + c1 * spare / total;
+        } else {
+            f0 = 1 + (uint32_t)((uint64_t)c0 * spare / total);
+            f1 = 1 + (uint32_t)((uint64_t)c1 * spare / total);
+        }
+        /* the most counted token, the lowest index among equals */
+        uint64_t key = ((uint64_t)c0 << 8) | (uint32_t)(255 - lane);
+        uint64_t k1 = ((uint64_t)c1 << 8) | (uint32_t)(255 - (lane + 32));
+        if (k1 > key) key = k1;
+        for (int o = 16; o > 0; o >>= 1) {
+            uint64_t other = __shfl_xor_sync(0xffffffffu, key, o);
+            if (other > key) key = other;
+        }
+        const int best = 255 - (int)(key & 255);
+        const uint32_t sum = warp_sum(f0 + f1);
+        if (best == lane) f0 += one - sum;
+        if (best == lane + 32) f1 += one - sum;
+    }
+    /* exclusive prefix over tokens 0..63 */
+    uint32_t s0 = f0, s1 = f1;
+    for (int o = 1; o < 32; o <<= 1) {
+        uint32_t a0 = __shfl_up_sync(0xffffffffu, s0, o), a1 = __shfl_up_sync(0xffffffffu, s1, o);
+        if (lane >= o) s0 += a0, s1 += a1;
+    }
+    const uint32_t first_half = __shfl_sync(0xffffffffu, s0, 31);
+    tj[lane] = (s0 - f0) << 16 | f0;
+    tj[lane + 32] = (first_half + s1 - f1) << 16 | f1;
 }
 
 /* rANS (ctx_rans_encode): a block per (segment, candidate).  The symbols
@@ -716,6 +759,24 @@ struct rans_chunk {
     uint32_t aux[RANS_CHUNK];
 };
 
+/* ceil(2^(31+S) / f), S = ceil(log2 f), for every frequency f of 2^15
+ * (index f; entries 0 and 1 unused), made once per device. */
+__device__ uint32_t rcp_of_freq[(1u << CTX_PROB_BITS) + 1];
+
+__global__ void rcp_table_kernel()
+{
+    const uint32_t f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f < 2 || f > (1u << CTX_PROB_BITS)) return;
+    const uint32_t shift = 32 - __clz(f - 1);
+    rcp_of_freq[f] = (uint32_t)((((uint64_t)1 << (shift + 31)) + f - 1) / f);
+}
+
+cudaError_t lsx_gpu_init_tables(cudaStream_t st)
+{
+    rcp_table_kernel<<<((1u << CTX_PROB_BITS) + 256) / 256, 256, 0, st>>>();
+    return cudaGetLastError();
+}
+
 __device__ __forceinline__ uint4 token_entry(uint32_t f, uint32_t cum)
 {
     const uint32_t P = CTX_PROB_BITS;
@@ -727,7 +788,7 @@ __device__ __forceinline__ uint4 token_entry(uint32_t f, uint32_t cum)
         t.w = (1u << P) - f;
     } else {
         uint32_t shift = 32 - __clz(f - 1);
-        t.x = (uint32_t)((((uint64_t)1 << (shift + 31)) + f - 1) / f);
+        t.x = rcp_of_freq[f];
         t.z = cum;
         t.w = ((1u << P) - f) | (shift - 1) << 24;
     }
@@ -773,36 +834,44 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
     __syncthreads();
     for (uint32_t q = nch; q-- > 0;) {
         if (threadIdx.x == 0) {
-            const rans_chunk *e = &buf[q & 1];
-            for (uint32_t i = chunk_len(q); i-- > 0;) {
+            /* The chain, branch-free: a pixel is three steps (sign, raw
+             * bits, token); a missing sign or raw part is a step of 0 bits
+             * whose bound no state reaches.  The next pixel's entries are
+             * read from shared memory before this pixel's steps, off the
+             * chain.  A pixel writes at most 5 bytes (sign 1, raw 2, token
+             * 2), so a chunk with room for 5 a pixel skips the overflow
+             * test of the C coder (ctx_rans_encode: never below out + 4). */
+            const uint32_t len = chunk_len(q);
+            const bool check = p - floor < (ptrdiff_t)(5 * len);
+            uint32_t aux = buf[q & 1].aux[len - 1];
+            uint4 t = buf[q & 1].tok[len - 1];
+            for (uint32_t i = len; i-- > 0;) {
+                const uint32_t aux_n = buf[q & 1].aux[i ? i - 1 : 0];
+                const uint4 t_n = buf[q & 1].tok[i ? i - 1 : 0];
                 /* renormalisation before a symbol of bound xmax: x < 2^31
                  * and xmax >= 2^16, so at most 2 bytes; c2 => c1, so they
                  * are the low bytes in order */
 #define RENORM(xmax)                                                                           \
     do {                                                                                       \
         const uint32_t c1 = x >= (xmax), c2 = (x >> 8) >= (xmax);                             \
-        if (p - (c1 + c2) < floor) overflow = true;                                            \
+        if (check && p - (c1 + c2) < floor) overflow = true;                                   \
         if (c1) p[-1] = (uint8_t)x;                                                            \
         if (c2) p[-2] = (uint8_t)(x >> 8);                                                     \
         p -= c1 + c2;                                                                          \
         x >>= 8 * (c1 + c2);                                                                   \
     } while (0)
-                const uint32_t aux = e->aux[i];
-                if (aux >> 20 & 1) { /* sign: 1 bit, xmax 2^30 */
-                    RENORM(1u << 30);
-                    x = (x << 1) | (aux >> 21 & 1);
-                }
-                const uint32_t nraw = aux >> 16 & 15;
-                if (nraw) {
-                    RENORM((AURP_RANS_L >> nraw) << 8);
-                    x = (x << nraw) + (aux & 0xffffu);
-                }
-                const uint4 t = e->tok[i];
+                const uint32_t has_sign = aux >> 20 & 1, nraw = aux >> 16 & 15;
+                RENORM(has_sign ? 1u << 30 : 0xffffffffu);
+                x = (x << has_sign) | (aux >> 21 & has_sign);
+                RENORM(nraw ? (AURP_RANS_L >> nraw) << 8 : 0xffffffffu);
+                x = (x << nraw) + (aux & 0xffffu);
                 RENORM(t.y);
                 const uint32_t qq = __umulhi(x, t.x) >> (t.w >> 24);
                 x = x + t.z + qq * (t.w & 0xffffffu);
-                if (overflow) break;
 #undef RENORM
+                if (check && overflow) break;
+                aux = aux_n;
+                t = t_n;
             }
         } else if (threadIdx.x >= 32 && q > 0) {
             stage_chunk(c, k, a + (uint64_t)(q - 1) * RANS_CHUNK, chunk_len(q - 1), &buf[(q - 1) & 1],
@@ -824,7 +893,9 @@ cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st)
     const unsigned k = (unsigned)c->ncand;
     contexts_kernel<<<dim3(blocks_for(c->px, 256) < 4096 ? blocks_for(c->px, 256) : 4096, k), 256, 0, st>>>(*c);
     interval_counts_kernel<<<dim3(c->nint, k), 256, 0, st>>>(*c);
-    tables_kernel<<<dim3((max_ctx + TABLE_WARPS - 1) / TABLE_WARPS, k), 32 * TABLE_WARPS, 0, st>>>(*c);
+    counts_kernel<<<dim3((max_ctx + TABLE_WARPS - 1) / TABLE_WARPS, k), 32 * TABLE_WARPS, 0, st>>>(*c);
+    const uint64_t warps = (uint64_t)c->nint * CTX_MAX;
+    tables_kernel<<<dim3((unsigned)((warps + TABLE_WARPS - 1) / TABLE_WARPS), k), 32 * TABLE_WARPS, 0, st>>>(*c);
     return cudaGetLastError();
 }
 

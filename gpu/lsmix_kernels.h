@@ -53,6 +53,9 @@ typedef struct {
     uint32_t thr[CTX_MAX];    /* activity thresholds */
 } lsx_gpu_cand;
 
+/* Per-device constant tables (the rANS reciprocals); once per device. */
+cudaError_t lsx_gpu_init_tables(cudaStream_t st);
+
 cudaError_t lsx_gpu_pixel_histogram(const uint16_t *x, size_t px, uint32_t *hist, cudaStream_t st);
 /* ioff (3.3) from the histogram, into *ioff on the device. */
 cudaError_t lsx_gpu_ioff(const uint32_t *hist, uint64_t px, uint16_t *ioff, cudaStream_t st);
