@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "lsmix.h"
+#include "lsmix_prior.h"
 
 void ctx_default_thresholds(uint32_t *thr, int nctx)
 {
@@ -13,10 +14,15 @@ void ctx_default_thresholds(uint32_t *thr, int nctx)
     for (int q = 1; q < nctx; q++) thr[q - 1] = (uint32_t)ceil(128.0 * (exp2(q * 0.5) - 1.0));
 }
 
-void ctx_model_init(ctx_model *cm, int nctx)
+void ctx_model_init(ctx_model *cm, int nctx, int nib, int prior)
 {
     memset(cm, 0, sizeof *cm);
     cm->nctx = nctx;
+    for (int k = 0; prior && k < nctx; k++) {
+        int a = k / nib; /* the activity class of context a * nib + b */
+        const uint8_t *row = lsx_ctx_prior[a < LSX_PRIOR_ROWS ? a : LSX_PRIOR_ROWS - 1];
+        for (int t = 0; t < CTX_TOKENS; t++) cm->count[k][t] = row[t];
+    }
     ctx_model_refresh(cm);
 }
 

@@ -150,7 +150,9 @@ typedef struct {
     uint32_t cum[CTX_MAX][CTX_TOKENS + 1];
 } ctx_model;
 
-void ctx_model_init(ctx_model *cm, int nctx);
+/* The model at the start of a frame: nctx contexts of nib intensity
+ * classes each, counts zero or (prior) the prior table's. */
+void ctx_model_init(ctx_model *cm, int nctx, int nib, int prior);
 /* True when the tables are rebuilt before pixel p (raster index). */
 static inline int ctx_refresh_due(uint64_t p)
 {
@@ -194,6 +196,7 @@ int ctx_rans_dec_finish(const ctx_rans_dec *d);
 #define LSX_NCTX_WIDE 16    /* the second activity-context count the encoder tries */
 #define LSX_ROW_FORGET 1    /* the LS training of predictor set 1's second try */
 #define LSX_RIDGE 12
+#define LSX_PRIOR 1         /* new streams start the coder's counts from the prior table */
 
 /* What the stream header says (3.1) and where its segments are. */
 typedef struct {
@@ -205,6 +208,7 @@ typedef struct {
      * increasing token bounds ibnd[0..nib-2]; context = activity * nib + class */
     int nib;
     int set; /* predictor set (3.2) */
+    int prior; /* the coder's counts start from the prior table (3.3; header byte 23 bit 0) */
     uint16_t ioff;
     uint8_t ibnd[CTX_MAX_IB];
     uint32_t nseg;

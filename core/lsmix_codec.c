@@ -78,6 +78,7 @@ void lsx_write_header(uint8_t *h, const lsx_view *v)
     h[18] = (uint8_t)v->nib;
     for (int i = 0; i < v->nib - 1; i++) h[19 + i] = v->ibnd[i];
     h[22] = (uint8_t)v->set;
+    h[23] = (uint8_t)v->prior;
     for (int i = 0; i < v->nctx - 1; i++) aurp_put_u32(h + LSX_HEADER + 4 * i, v->thr[i]);
 }
 
@@ -132,10 +133,13 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
             return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: intensity bounds not increasing tokens");
     }
     v->set = in[22];
+    v->prior = in[23];
+    if (v->prior > 1)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: coder flags %#x unknown", (unsigned)in[23]);
     if (v->set >= LSX_NSETS)
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set %d unknown", v->set);
     for (int i = 19 + v->nib - 1; i < LSX_HEADER; i++)
-        if (i != 22 && in[i] != 0) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: reserved bytes not zero");
+        if (i < 22 && in[i] != 0) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: reserved bytes not zero");
     uint64_t pixels = (uint64_t)v->W * v->H;
     uint64_t nseg = (pixels + ((uint64_t)1 << v->seg_log2) - 1) >> v->seg_log2;
     v->nseg = (uint32_t)nseg;
@@ -332,7 +336,7 @@ static size_t code_residuals(enc_job *j, const lsx_view *v, const int32_t *res, 
         ctx[i] = (uint8_t)(ctx_of(act[i], v->thr, v->nctx) * v->nib + intensity_class(v, itok[i]));
     /* the model at every segment start */
     ctx_model cm;
-    ctx_model_init(&cm, v->nctx * v->nib);
+    ctx_model_init(&cm, v->nctx * v->nib, v->nib, v->prior);
     for (uint64_t i = 0; i < pixels; i++) {
         if ((i & (((uint64_t)1 << v->seg_log2) - 1)) == 0) snap[i >> v->seg_log2] = cm;
         if (ctx_refresh_due(i)) ctx_model_refresh(&cm);
@@ -417,7 +421,7 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
     *out_len = 0;
     const uint64_t pixels = (uint64_t)W * H;
     lsx_view v = {.p = {p->order, p->equations, LSX_FORGET, LSX_RIDGE}, .W = W, .H = H,
-                  .seg_log2 = LSX_SEG_LOG2, .nctx = 1, .nib = 1};
+                  .seg_log2 = LSX_SEG_LOG2, .nctx = 1, .nib = 1, .prior = LSX_PRIOR};
     v.nseg = (uint32_t)((pixels + (1u << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2);
     v.ioff = choose_ioff(u, pixels);
     if (threads < 1) threads = 1;
@@ -625,7 +629,7 @@ aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint3
          * (the target there; the lags lie left of it) */
         need[d.nb] = d.bands[d.nb].hi;
     }
-    ctx_model_init(d.cm, v.nctx * v.nib);
+    ctx_model_init(d.cm, v.nctx * v.nib, v.nib, v.prior);
     dec_keep_column_means(&d, 0);
     int bad = aurp_decode_wavefront(threads, W, H, nb, need, dec_prepare, dec_reconstruct, &d);
     if (bad == -2)

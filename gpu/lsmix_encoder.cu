@@ -245,7 +245,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         CK(lsx_gpu_residuals(&pl, &hp[i], ioff, st));
     }
     MARK(4);
-    lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
+    lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, LSX_PRIOR, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
                          s->table, s->slots, seg_slot, s->seg_len};
     CK(lsx_gpu_model(&co, CTX_MAX, st));
     MARK(5);
@@ -297,6 +297,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     v.nib = cand_nib(&in, pipe, kind);
     if (v.nib > 1) memcpy(v.ibnd, s->h_info + 8 * pipe + 1, (size_t)v.nib - 1);
     v.set = pipe > 0;
+    v.prior = LSX_PRIOR;
     v.ioff = (uint16_t)(s->h_info[NPIPE * 8] | s->h_info[NPIPE * 8 + 1] << 8);
     v.nseg = nseg;
     lsx_write_header(out, &v);

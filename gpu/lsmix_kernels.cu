@@ -9,6 +9,7 @@
 
 #include "imgstream.h"
 #include "lsmix_arith.h"
+#include "lsmix_prior.h"
 
 static unsigned blocks_for(size_t n, unsigned threads)
 {
@@ -677,7 +678,14 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding
     const size_t stride = CTX_MAX * CTX_TOKENS;
     const uint16_t *h = c.hist + (size_t)k * c.nint * stride + ctx * CTX_TOKENS;
     uint32_t *tab = c.table + (size_t)k * c.nint * stride + ctx * CTX_TOKENS;
+    /* the counts before the first pixel: zeros, or the prior table's row of
+     * the context's activity class (ctx_model_init) */
     uint32_t c0 = 0, c1 = 0;
+    if (c.prior) {
+        const int a = ctx / nib;
+        const uint8_t *row = lsx_ctx_prior[a < LSX_PRIOR_ROWS ? a : LSX_PRIOR_ROWS - 1];
+        c0 = row[lane], c1 = row[lane + 32];
+    }
     uint32_t n0 = h[lane], n1 = h[lane + 32]; /* interval 0's counts, loaded ahead */
     for (uint32_t j = 0; j < c.nint; j++) {
         if (j > 0) {

@@ -88,6 +88,7 @@ typedef struct {
     uint64_t px;
     uint32_t nint, nseg;
     int ncand;
+    int prior;                  /* the counts start from the prior table (3.3) */
     const lsx_gpu_cand *cand;   /* device [ncand] */
     const lsx_gpu_pipe *pipe;   /* device [npipe] (res, act, itok, classes) */
     const int *cand_pipe;       /* device [ncand] */

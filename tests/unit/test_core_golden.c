@@ -1,7 +1,8 @@
 /* Golden streams (tests/golden/, written once by generate.sh): each must
  * decode to its original, whose XXH3-64 is in the MANIFEST, and packing the
  * original again must give the very same bytes.  Any change to the format
- * or to the prediction arithmetic fails here. */
+ * or to the prediction arithmetic fails here.  Streams of earlier encoders
+ * (MANIFEST.old) must still decode. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,4 +71,34 @@ Test(core_golden, streams_decode_and_reencode_identically)
     cr_assert_geq(cases, 9, "only %d golden cases in %s", cases, mpath);
     cr_assert(seen[AURP_PROFILE_PAPER] >= 5 && seen[AURP_PROFILE_LSMIX] >= 4, "golden cases: %d paper, %d lsmix",
               seen[AURP_PROFILE_PAPER], seen[AURP_PROFILE_LSMIX]);
+}
+
+Test(core_golden, streams_of_earlier_encoders_still_decode)
+{
+    char mpath[4096];
+    snprintf(mpath, sizeof mpath, "%s/MANIFEST.old", golden_dir());
+    FILE *m = fopen(mpath, "r");
+    cr_assert(m, "%s: cannot open", mpath);
+    char line[256], stream[64], orig[64];
+    unsigned long long sum;
+    int cases = 0;
+    while (fgets(line, sizeof line, m)) {
+        if (line[0] == '#' || sscanf(line, "%63s %63s %llx", stream, orig, &sum) != 3) continue;
+        size_t olen, plen, blen;
+        uint8_t *o = load(orig, ".orig", &olen);
+        char sname[64];
+        snprintf(sname, sizeof sname, "%.*s", (int)(strlen(stream) - 5), stream); /* without .aurp */
+        uint8_t *packed = load(sname, ".aurp", &plen);
+        cr_assert_eq(aurp_checksum(o, olen), sum, "%s.orig does not match MANIFEST.old", orig);
+        uint8_t *back = malloc(olen + 1);
+        aurp_error err = {{0}};
+        cr_assert_eq(aurp_unpack(packed, plen, 2, back, olen, &blen, &err), AURP_OK, "%s: %s", stream, err.msg);
+        cr_assert(blen == olen && memcmp(back, o, olen) == 0, "%s: decodes to other bytes", stream);
+        free(back);
+        free(o);
+        free(packed);
+        cases++;
+    }
+    fclose(m);
+    cr_assert_geq(cases, 5, "only %d earlier streams in %s", cases, mpath);
 }
