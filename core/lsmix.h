@@ -56,7 +56,7 @@ typedef struct {
     int D, Z, NE;       /* regressors, regressors + target, upper-triangle entries of Z x Z */
     uint64_t *G;        /* [(c1-c0) * NE] forgetting training sums */
     uint64_t *pre;      /* [(span + 1) * NE] prefix of one row's outer products */
-    uint64_t *zrow;     /* [span * Z] one row's regressor vectors */
+    uint32_t *zrow;     /* [span * Z] one row's regressor vectors */
     double *coef;       /* [(c1-c0) * D] */
     uint8_t *kused;     /* [(c1-c0)] regressors in use (LDL order) */
     uint32_t lo, hi;    /* columns whose outer products the window needs */

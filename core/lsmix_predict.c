@@ -70,6 +70,9 @@ void lsx_band_free(lsx_band *b)
 }
 
 /* Adds row i = m-1 to G: G <- G - round(G / 2^f) + (window sum of z z^T). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize")))
+#endif
 static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const int32_t *cm_a,
                              const int32_t *cm_b)
 {
@@ -78,10 +81,14 @@ static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const
     const uint16_t *cur = img + (size_t)i * W;
     const uint16_t *prev = i ? cur - W : NULL;
     const size_t span = b->hi - b->lo;
+    /* every regressor and the target is below 2^21 (pixels, Q4 means):
+     * 32-bit values whose products the vector units form exactly */
     for (size_t t = 0; t < span; t++) {
-        uint64_t *z = b->zrow + t * (size_t)Z;
+        uint64_t z64[LSX_MAX_Z];
+        uint32_t *z = b->zrow + t * (size_t)Z;
         uint32_t n = b->lo + (uint32_t)t;
-        regressors(&b->p, W, cur, prev, cm_a, cm_b, n, z);
+        regressors(&b->p, W, cur, prev, cm_a, cm_b, n, z64);
+        for (int j = 0; j < Z - 1; j++) z[j] = (uint32_t)z64[j];
         z[Z - 1] = cur[n];
     }
     /* prefix over the columns of the outer products (mod 2^64; every
@@ -89,12 +96,14 @@ static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const
     uint64_t *pre = b->pre;
     memset(pre, 0, (size_t)NE * sizeof *pre);
     for (size_t t = 0; t < span; t++) {
-        const uint64_t *z = b->zrow + t * (size_t)Z;
+        const uint32_t *z = b->zrow + t * (size_t)Z;
         const uint64_t *a = pre + t * (size_t)NE;
         uint64_t *o = pre + (t + 1) * (size_t)NE;
         int e = 0;
-        for (int r = 0; r < Z; r++)
-            for (int s = r; s < Z; s++, e++) o[e] = a[e] + z[r] * z[s];
+        for (int r = 0; r < Z; r++) {
+            const uint64_t zr = z[r];
+            for (int s = r; s < Z; s++, e++) o[e] = a[e] + zr * z[s];
+        }
     }
     const uint32_t R = (uint32_t)(b->p.M - 1) / 2;
     const int f = b->p.forget_shift;
