@@ -43,6 +43,11 @@ int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uin
     b->D = p->K + LSX_PREV + LSX_EXTRA;
     b->Z = b->D + 1;
     b->NE = b->Z * (b->Z + 1) / 2;
+    for (int r = 0, e = 0; r < b->Z; r++)
+        for (int s = r; s < b->Z; s++, e++) {
+            if (r < b->D && s < b->D) b->gidx[r * b->D + s] = (uint16_t)e;
+            if (r < b->D && s == b->D) b->hidx[r] = (uint16_t)e;
+        }
     uint32_t R = (uint32_t)(p->M - 1) / 2;
     b->lo = c0 > R ? c0 - R : 0;
     b->hi = c1 + R < W ? c1 + R : W;
@@ -134,24 +139,33 @@ static void column_system(const lsx_band *b, uint32_t n, uint64_t *A, uint64_t *
     for (int r = 0; r < D; r++) A[r * D + r] += A[r * D + r] >> b->p.ridge_shift;
 }
 
-/* Four adjacent columns a vector lane each (the same bits as one by one). */
+/* Four adjacent columns a vector lane each (the same bits as one by one):
+ * each lane reads its column's training sums in place (gidx, hidx), with the
+ * ridge added to a copy of the diagonal's entries. */
 static void solve_columns(lsx_band *b, uint32_t n, uint32_t count)
 {
-    const int D = b->D;
-    uint64_t A[4][LSX_MAX_D * LSX_MAX_D], h[4][LSX_MAX_D];
-    for (uint32_t l = 0; l < count; l++) column_system(b, n + l, A[l], h[l]);
+    const int D = b->D, NE = b->NE;
     if (count == 4) {
-        const uint64_t *const Ap[4] = {A[0], A[1], A[2], A[3]}, *const hp[4] = {h[0], h[1], h[2], h[3]};
+        uint64_t T[4][LSX_MAX_Z * (LSX_MAX_Z + 1) / 2];
+        for (int l = 0; l < 4; l++) {
+            memcpy(T[l], b->G + (size_t)(n + (uint32_t)l - b->c0) * NE, (size_t)NE * sizeof T[l][0]);
+            for (int r = 0; r < D; r++) {
+                uint64_t *d = &T[l][b->gidx[r * D + r]];
+                *d += *d >> b->p.ridge_shift;
+            }
+        }
+        const uint64_t *const Tp[4] = {T[0], T[1], T[2], T[3]};
         double *const ap[4] = {b->coef + (size_t)(n - b->c0) * D, b->coef + (size_t)(n + 1 - b->c0) * D,
                                b->coef + (size_t)(n + 2 - b->c0) * D, b->coef + (size_t)(n + 3 - b->c0) * D};
-        if (aurp_solve_ldl_x4(D, Ap, hp, ap)) {
+        if (aurp_solve_ldl_x4(D, Tp, b->gidx, b->hidx, ap)) {
             memset(b->kused + (n - b->c0), D, 4);
             return;
         }
     }
     for (uint32_t l = 0; l < count; l++) {
-        b->kused[n + l - b->c0] =
-            (uint8_t)aurp_solve_ldl(D, A[l], h[l], b->coef + (size_t)(n + l - b->c0) * D);
+        uint64_t A[LSX_MAX_D * LSX_MAX_D], h[LSX_MAX_D];
+        column_system(b, n + l, A, h);
+        b->kused[n + l - b->c0] = (uint8_t)aurp_solve_ldl(D, A, h, b->coef + (size_t)(n + l - b->c0) * D);
     }
 }
 

@@ -105,7 +105,8 @@ typedef long long lmask_t __attribute__((vector_size(LANES * sizeof(long long)))
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-int aurp_solve_ldl_x4(int k, const uint64_t *const G[4], const uint64_t *const h[4], double *const a[4])
+int aurp_solve_ldl_x4(int k, const uint64_t *const G[4], const uint16_t *gidx, const uint16_t *hidx,
+                      double *const a[4])
 {
     lanes_t A[AURP_MAX_ORDER][AURP_MAX_ORDER], L[AURP_MAX_ORDER][AURP_MAX_ORDER];
     lanes_t U[AURP_MAX_ORDER], invD[AURP_MAX_ORDER], y[AURP_MAX_ORDER], x[AURP_MAX_ORDER];
@@ -113,7 +114,7 @@ int aurp_solve_ldl_x4(int k, const uint64_t *const G[4], const uint64_t *const h
     const lanes_t one = {1.0, 1.0, 1.0, 1.0};
     for (int r = 0; r < k; r++)
         for (int s = r; s < k; s++)
-            for (int l = 0; l < LANES; l++) A[s][r][l] = (double)G[l][r * k + s];
+            for (int l = 0; l < LANES; l++) A[s][r][l] = (double)G[l][gidx[r * k + s]];
     for (int j = 0; j < k; j++) {
         for (int i = 0; i < j; i++) {
             lanes_t t = A[j][i];
@@ -129,7 +130,7 @@ int aurp_solve_ldl_x4(int k, const uint64_t *const G[4], const uint64_t *const h
     }
     for (int j = 0; j < k; j++) {
         lanes_t t;
-        for (int l = 0; l < LANES; l++) t[l] = (double)h[l][j];
+        for (int l = 0; l < LANES; l++) t[l] = (double)G[l][hidx[j]];
         for (int l = 0; l < j; l++) t = t - L[j][l] * y[l];
         y[j] = t;
     }
