@@ -199,3 +199,33 @@ Test(core_damage, image_stream_alone_rejects_damage)
     free(s);
   }
 }
+
+Test(core_damage, lsmix_coder_flags_beyond_the_prior_are_refused)
+{
+    /* header byte 23 (FORMAT.md 3.1): bit 0 = prior counts, which this
+     * encoder always sets; any other bit is unknown and refused by name */
+    uint32_t w = 31, h = 7;
+    uint16_t *u = malloc(2 * w * h);
+    core_frame_make(CORE_FRAME_SPECTRUM, w, h, 3, u);
+    uint8_t *be = malloc(2 * w * h), *back = malloc(2 * w * h);
+    core_frame_to_be16(u, (size_t)w * h, be);
+    aurp_params p;
+    aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
+    size_t cap = aurp_image_bound(w, h), len;
+    uint8_t *s = malloc(cap);
+    aurp_error err = {{0}};
+    cr_assert_eq(aurp_image_encode(be, w, h, &p, 1, s, cap, &len, &err), AURP_OK, "%s", err.msg);
+    cr_assert_eq(s[0], AURP_PROFILE_LSMIX);
+    cr_assert_eq(s[23], 1, "the encoder sets the prior-counts flag");
+    cr_assert_eq(aurp_image_decode(s, len, w, h, 1, back, &err), AURP_OK, "%s", err.msg);
+    cr_assert(memcmp(back, be, 2 * (size_t)w * h) == 0);
+    for (int v = 2; v < 256; v++) {
+        s[23] = (uint8_t)v;
+        cr_assert_eq(aurp_image_decode(s, len, w, h, 1, back, &err), AURP_ERR_CORRUPT, "flags %#x", v);
+        cr_assert(strstr(err.msg, "coder flags"), "flags %#x: %s", v, err.msg);
+    }
+    free(u);
+    free(be);
+    free(back);
+    free(s);
+}
