@@ -219,11 +219,6 @@ typedef struct {
 size_t lsx_header_len(int nctx, uint32_t nseg);
 /* The 24-byte header and the thresholds (not the segment lengths). */
 void lsx_write_header(uint8_t *h, const lsx_view *v);
-/* The intensity offset from the histogram of the pixel values (65536 bins). */
-uint16_t lsx_ioff_of_histogram(const uint32_t *hist, uint64_t pixels);
-/* Intensity classes of about equal population from the histogram of the
- * intensity tokens (CTX_TOKENS bins): sets v->nib and v->ibnd. */
-void lsx_intensity_classes(lsx_view *v, const uint64_t *h, uint64_t pixels);
 
 aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p,
                              int threads, uint8_t *out, size_t cap, size_t *out_len,

@@ -290,31 +290,21 @@ static aurp_status residuals_and_contexts(const lsx_view *v, const uint16_t *u, 
     return AURP_OK;
 }
 
-uint16_t lsx_ioff_of_histogram(const uint32_t *hist, uint64_t pixels)
+/* The intensity offset: a low quantile of the pixel values (the GPU
+ * encoder's ioff_kernel finds the same one by a block scan). */
+static uint16_t choose_ioff(const uint16_t *u, uint64_t pixels)
 {
+    uint32_t *hist = calloc(65536, sizeof *hist);
+    if (!hist) return 0;
+    for (uint64_t i = 0; i < pixels; i++) hist[u[i]]++;
     uint64_t want = pixels * LSX_IOFF_PERMILLE / 1000, acc = 0;
     uint32_t v = 0;
     for (; v < 65535; v++) {
         acc += hist[v];
         if (acc > want) break;
     }
-    return (uint16_t)v;
-}
-
-/* The intensity offset: a low quantile of the pixel values. */
-static uint16_t choose_ioff(const uint16_t *u, uint64_t pixels)
-{
-    uint32_t *hist = calloc(65536, sizeof *hist);
-    if (!hist) return 0;
-    for (uint64_t i = 0; i < pixels; i++) hist[u[i]]++;
-    uint16_t v = lsx_ioff_of_histogram(hist, pixels);
     free(hist);
-    return v;
-}
-
-void lsx_intensity_classes(lsx_view *v, const uint64_t *h, uint64_t pixels)
-{
-    v->nib = lsx_intensity_bounds(h, pixels, LSX_NIB, v->ibnd);
+    return (uint16_t)v;
 }
 
 /* Intensity classes of about equal population: bounds on the intensity tokens. */
@@ -322,7 +312,7 @@ static void choose_intensity_classes(lsx_view *v, const uint8_t *itok, uint64_t 
 {
     uint64_t h[CTX_TOKENS] = {0};
     for (uint64_t i = 0; i < pixels; i++) h[itok[i]]++;
-    lsx_intensity_classes(v, h, pixels);
+    v->nib = lsx_intensity_bounds(h, pixels, LSX_NIB, v->ibnd);
 }
 
 /* Codes the residuals with the contexts of v (C, thresholds, intensity

@@ -17,7 +17,7 @@ static unsigned blocks_for(size_t n, unsigned threads)
     return (unsigned)(b > 65535u * 32u ? 65535u * 32u : b);
 }
 
-/* ---- the intensity offset (lsx_ioff_of_histogram) ---------------------- */
+/* ---- the intensity offset (choose_ioff in core/lsmix_codec.c) ---------- */
 
 /* A block counts up to 65535 pixels in a shared histogram of 16-bit
  * counters, two to a word, and adds the nonzero ones to the global bins. */
