@@ -50,6 +50,29 @@ def simulate(outdir, count, width=64, height=64, seed=1, prefix="", start_time="
     return sorted(outdir / n for n in set(os.listdir(outdir)) - before)
 
 
+def fill_filesystem(fs_dir):
+    """Fills the file system of fs_dir to the last byte; returns the filler."""
+    filler = Path(fs_dir) / "filler.bin"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        while True:
+            os.write(fd, b"\0" * 1024)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 def move_in(paths, incoming, pause=0.0):
     """Moves files into incoming by rename (how a careful writer delivers)."""
     for p in paths:

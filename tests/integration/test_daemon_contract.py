@@ -6,7 +6,6 @@ import grp
 import os
 import re
 import shutil
-import socket
 import stat
 import subprocess
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from daemon_harness import AURORAD, Daemon, shuffled, simulate, unpack_all, wait_until
+from daemon_harness import AURORAD, Daemon, free_port, shuffled, simulate, unpack_all, wait_until
 
 PREFIX = re.compile(r"^(\d{8}T\d{6}\.\d{3}Z)_(.+)\.aurp$")
 
@@ -145,14 +144,6 @@ def test_counters_survive_restart_and_queue_shows_them(daemon, tmp_path):
     q = subprocess.run([str(AURORAD), "--queue", "-c", str(d.config_path)], capture_output=True,
                        text=True, timeout=30)
     assert "NOT RUNNING" in q.stdout
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def scrape(port):

@@ -9,8 +9,8 @@ import time
 import pytest
 from pathlib import Path
 
-from daemon_harness import (AURORAD, AURORAPACK, Daemon, check_outbox_exactly, move_in,
-                            simulate, wait_until)
+from daemon_harness import (AURORAD, AURORAPACK, Daemon, check_outbox_exactly, fill_filesystem,
+                            move_in, simulate, wait_until)
 
 pytestmark = pytest.mark.skipif(not AURORAD.exists(), reason=f"{AURORAD} not built")
 
@@ -92,15 +92,7 @@ def test_full_outbox_keeps_originals_retries_and_recovers(daemon, small_outbox, 
     ns = NotifySocket(notify_path)
     try:
         # fill the outbox file system to the last byte
-        filler = small_outbox / "filler.bin"
-        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
-        try:
-            while True:
-                os.write(fd, b"\0" * 1024)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        filler = fill_filesystem(small_outbox)
         d = daemon(retry_max_seconds=0.5)
         d.start(notify=ns)
         frames = simulate(tmp_path / "staging", 8, 128, 128, seed=31)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon_harness import (AURORAD, AURORAPACK, Daemon, check_outbox_exactly, move_in,
-                            simulate, unpack_all, wait_until)
+from daemon_harness import (AURORAD, AURORAPACK, Daemon, check_outbox_exactly, fill_filesystem,
+                            move_in, simulate, unpack_all, wait_until)
 
 pytestmark = pytest.mark.skipif(not AURORAD.exists(), reason=f"{AURORAD} not built")
 
@@ -30,20 +30,6 @@ def mount_tmpfs(path, size="256k"):
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs ({r.stderr.decode().strip() or 'not permitted'})")
-
-
-def fill(fs_dir):
-    """Fills the file system of fs_dir to the last byte; returns the filler."""
-    filler = fs_dir / "filler.bin"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        while True:
-            os.write(fd, b"\0" * 1024)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    return filler
 
 
 def junk(path, text=b"this is not a FITS file\n"):
@@ -104,7 +90,7 @@ def test_full_quarantine_backs_off_alone_and_good_frames_flow(daemon_factory, tm
     qdir = tmp_path / "d" / "quarantine"
     mount_tmpfs(qdir)
     try:
-        filler = fill(qdir)
+        filler = fill_filesystem(qdir)
         d = daemon_factory(rescan_seconds=0.5, retry_max_seconds=0.5)
         staging = tmp_path / "staging"
         staging.mkdir()

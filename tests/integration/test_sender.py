@@ -12,18 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from daemon_harness import Daemon, simulate, wait_until
+from daemon_harness import Daemon, free_port, simulate, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 SENDER = REPO / "scripts" / "aurora-send"
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 @pytest.fixture
