@@ -9,22 +9,24 @@
 
 /* ---- regressors --------------------------------------------------------- */
 
-static inline uint64_t px_at(const uint16_t *row, uint32_t W, int64_t q)
+static inline uint32_t px_at(const uint16_t *row, uint32_t W, int64_t q)
 {
     return (row && q >= 0 && q < (int64_t)W) ? row[q] : 0;
 }
 
 /* The regressor vector of pixel (i, n): K spectral lags of row i, three
  * pixels of row i-1, the two column means before row i, the constant (the
- * training adds the target x[i][n] after them). */
+ * training adds the target x[i][n] after them).  Every one is below 2^21
+ * (pixels, Q4 means): 32-bit values whose products the vector units form
+ * exactly. */
 static void regressors(const lsx_params *p, uint32_t W, const uint16_t *cur, const uint16_t *prev,
-                       const int32_t *cm_a, const int32_t *cm_b, uint32_t n, uint64_t *z)
+                       const int32_t *cm_a, const int32_t *cm_b, uint32_t n, uint32_t *z)
 {
     int j = 0;
     for (int k = 0; k < p->K; k++) z[j++] = px_at(cur, W, (int64_t)n - 1 - k);
     for (int d = -1; d <= 1; d++) z[j++] = px_at(prev, W, (int64_t)n + d);
-    z[j++] = (uint64_t)cm_a[n];
-    z[j++] = (uint64_t)cm_b[n];
+    z[j++] = (uint32_t)cm_a[n];
+    z[j++] = (uint32_t)cm_b[n];
     z[j++] = LSX_CONST;
 }
 
@@ -86,14 +88,10 @@ static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const
     const uint16_t *cur = img + (size_t)i * W;
     const uint16_t *prev = i ? cur - W : NULL;
     const size_t span = b->hi - b->lo;
-    /* every regressor and the target is below 2^21 (pixels, Q4 means):
-     * 32-bit values whose products the vector units form exactly */
     for (size_t t = 0; t < span; t++) {
-        uint64_t z64[LSX_MAX_Z];
         uint32_t *z = b->zrow + t * (size_t)Z;
         uint32_t n = b->lo + (uint32_t)t;
-        regressors(&b->p, W, cur, prev, cm_a, cm_b, n, z64);
-        for (int j = 0; j < Z - 1; j++) z[j] = (uint32_t)z64[j];
+        regressors(&b->p, W, cur, prev, cm_a, cm_b, n, z);
         z[Z - 1] = cur[n];
     }
     /* prefix over the columns of the outer products (mod 2^64; every
@@ -126,14 +124,12 @@ static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const
  * LDL^T (aurp_solve_ldl). */
 static void column_system(const lsx_band *b, uint32_t n, uint64_t *A, uint64_t *h)
 {
-    const int D = b->D, Z = b->Z;
+    const int D = b->D;
     const uint64_t *g = b->G + (size_t)(n - b->c0) * b->NE;
-    int e = 0;
-    for (int r = 0; r < D; r++) /* row D of G (the target's energy) is not needed */
-        for (int s = r; s < Z; s++, e++) {
-            if (s < D) A[r * D + s] = g[e];
-            else h[r] = g[e];
-        }
+    for (int r = 0; r < D; r++) { /* row D of G (the target's energy) is not needed */
+        for (int s = r; s < D; s++) A[r * D + s] = g[b->gidx[r * D + s]];
+        h[r] = g[b->hidx[r]];
+    }
     /* the ridge of each regressor in proportion to its own energy: the same
      * shrinkage whatever the regressor's scale */
     for (int r = 0; r < D; r++) A[r * D + r] += A[r * D + r] >> b->p.ridge_shift;
@@ -180,7 +176,7 @@ void lsx_band_prepare(lsx_band *b, const uint16_t *img, uint32_t m, const int32_
 double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *prev,
                         const int32_t *cm_a, const int32_t *cm_b, uint32_t n)
 {
-    uint64_t z[LSX_MAX_Z];
+    uint32_t z[LSX_MAX_Z];
     regressors(&b->p, b->W, cur, prev, cm_a, cm_b, n, z);
     const double *a = b->coef + (size_t)(n - b->c0) * b->D;
     int k = b->kused[n - b->c0];
