@@ -79,4 +79,22 @@ double sim_bias_of(uint64_t seed, const sim_options *o);
 int sim_frame(uint32_t width, uint32_t height, uint64_t seed, uint64_t frame_index,
               const sim_options *o, uint16_t *out);
 
+/* A frame's noise model, per pixel (arrays of width*height):
+ *   mean_adu     the pixel without noise: offsets, light at the pixel
+ *                response's mean, hot pixels, cosmic rays;
+ *   electrons    the mean of its Poisson electron count (shot noise);
+ *   response_sd  the sd in ADU of its fixed response non-uniformity
+ *                (PRNU), which a coder of single frames cannot tell from
+ *                noise (0 for the AURORA kind).
+ * The pixel is clip(round(mean_adu + (E - electrons) / gain + read_noise *
+ * N(0,1) + response_sd * N(0,1))), E ~ Poisson(electrons) as sim_poisson
+ * draws it.  For bounds on what any coder can reach (research/noise_floor.c). */
+typedef struct {
+    double *mean_adu, *electrons, *response_sd;
+} sim_noise_model;
+
+/* sim_frame, and its noise model when model is not NULL. */
+int sim_frame_model(uint32_t width, uint32_t height, uint64_t seed, uint64_t frame_index,
+                    const sim_options *o, uint16_t *out, const sim_noise_model *model);
+
 #endif

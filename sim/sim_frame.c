@@ -186,13 +186,31 @@ void sim_add_cosmic_rays(uint32_t w, uint32_t h, uint64_t seed, uint64_t index,
     }
 }
 
+void sim_model_finish(const sim_noise_model *m, const double *img, size_t npix)
+{
+    if (!m) return;
+    for (size_t i = 0; i < npix; i++) m->mean_adu[i] = img[i] - m->mean_adu[i];
+}
+
 int sim_frame(uint32_t width, uint32_t height, uint64_t seed, uint64_t frame_index,
               const sim_options *o, uint16_t *out)
+{
+    return sim_frame_model(width, height, seed, frame_index, o, out, NULL);
+}
+
+int sim_frame_model(uint32_t width, uint32_t height, uint64_t seed, uint64_t frame_index,
+                    const sim_options *o, uint16_t *out, const sim_noise_model *model)
 {
     if (width == 0 || height == 0 || !o || !out) return -1;
     if (!(o->lambda_max_nm > o->lambda_min_nm) || !(o->gain_e_per_adu > 0)) return -1;
     if (!(o->level >= 0)) return -1;
-    if (o->kind != SIM_KIND_AURORA) return sim_frame_of_kind(width, height, seed, frame_index, o, out);
+    if (model && (!model->mean_adu || !model->electrons || !model->response_sd)) return -1;
+    if (model) {
+        memset(model->mean_adu, 0, (size_t)width * height * sizeof *model->mean_adu);
+        memset(model->response_sd, 0, (size_t)width * height * sizeof *model->response_sd);
+    }
+    if (o->kind != SIM_KIND_AURORA)
+        return sim_frame_of_kind(width, height, seed, frame_index, o, out, model);
     /* brightness scales the light, not the detector (x 1.0 leaves every bit as it was) */
     sim_options lit = *o;
     lit.line_scale *= o->level;
@@ -258,12 +276,15 @@ int sim_frame(uint32_t width, uint32_t height, uint64_t seed, uint64_t frame_ind
     for (uint32_t m = 0; m < height; m++) {
         double *row = signal + (size_t)m * width;
         for (uint32_t n = 0; n < width; n++) {
-            double electrons = sim_poisson(&nr, row[n] * g);
-            row[n] = col_bias[n] + electrons / g + o->read_noise_adu * sim_gauss(&nr);
+            double lambda = row[n] * g, electrons = sim_poisson(&nr, lambda);
+            double read = o->read_noise_adu * sim_gauss(&nr);
+            sim_model_note(model, (size_t)m * width + n, lambda, (electrons - lambda) / g + read);
+            row[n] = col_bias[n] + electrons / g + read;
         }
     }
     sim_add_hot_pixels(width, height, seed, o, 1.0, signal);
     sim_add_cosmic_rays(width, height, seed, frame_index, o, signal);
+    sim_model_finish(model, signal, npix);
     for (size_t i = 0; i < npix; i++) out[i] = sim_clip_adu(signal[i]);
 
     free(signal), free(profile), free(row_gain), free(continuum), free(col_bias);

@@ -3,6 +3,7 @@
 #ifndef SIM_INTERNAL_H
 #define SIM_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim.h"
@@ -36,6 +37,20 @@ void sim_arcs_of_seed(uint64_t seed, sim_arcs *a);
 double sim_arc_activity(const sim_arcs *a, double y, double t, int wide);
 double sim_diffuse_activity(const sim_arcs *a, double y, double t);
 
+/* The pixel response non-uniformity: sd of the gain of a pixel. */
+#define SIM_PRNU_SD 0.006
+
+/* Adds pixel i's noise draw (shot + read, ADU) to the model's mean field
+ * and notes its shot-noise mean.  The mean field holds the draws (response,
+ * shot, read) until sim_model_finish subtracts them from the final pixel,
+ * so that hot pixels and cosmic rays, added after the noise, count as part
+ * of the model.  Nothing when m is NULL (sim_frame). */
+static inline void sim_model_note(const sim_noise_model *m, size_t i, double electrons, double noise_adu)
+{
+    if (m) m->electrons[i] = electrons, m->mean_adu[i] += noise_adu;
+}
+void sim_model_finish(const sim_noise_model *m, const double *img, size_t npix);
+
 uint16_t sim_clip_adu(double v);
 /* Fixed hot pixels of a seed, scale x (300..80000 ADU, log-uniform). */
 void sim_add_hot_pixels(uint32_t w, uint32_t h, uint64_t seed, const sim_options *o, double scale,
@@ -46,6 +61,6 @@ void sim_add_cosmic_rays(uint32_t w, uint32_t h, uint64_t seed, uint64_t index,
 
 /* sim_frame for every kind but AURORA (sim_kinds.c); arguments checked. */
 int sim_frame_of_kind(uint32_t width, uint32_t height, uint64_t seed, uint64_t frame_index,
-                      const sim_options *o, uint16_t *out);
+                      const sim_options *o, uint16_t *out, const sim_noise_model *model);
 
 #endif

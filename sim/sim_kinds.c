@@ -489,7 +489,8 @@ static int scene_echelle(uint32_t w, uint32_t h, uint32_t wi, uint64_t seed, con
 /* ---- the detector ---- */
 
 static void detect(uint32_t w, uint32_t h, uint32_t wi, uint64_t seed, uint64_t index,
-                   const sim_options *o, double *img, double *col, double *rowoff, uint16_t *out)
+                   const sim_options *o, double *img, double *col, double *rowoff, uint16_t *out,
+                   const sim_noise_model *model)
 {
     /* light: pixel response, dark current and the amplifier's glow (its
      * corner at row 0, column 0 grows with the exposure) */
@@ -499,10 +500,15 @@ static void detect(uint32_t w, uint32_t h, uint32_t wi, uint64_t seed, uint64_t 
     for (uint32_t m = 0; m < h; m++) {
         double *row = img + (size_t)m * w;
         for (uint32_t n = 0; n < w; n++) {
-            double response = 1.0 + 0.006 * sim_gauss(&pr); /* drawn for every pixel: fixed per seed */
+            double response = 1.0 + SIM_PRNU_SD * sim_gauss(&pr); /* drawn for every pixel: fixed per seed */
             if (n >= wi) {
                 row[n] = 0;
                 continue;
+            }
+            if (model) {
+                size_t i = (size_t)m * w + n;
+                model->mean_adu[i] = row[n] * (response - 1.0);
+                model->response_sd[i] = SIM_PRNU_SD * row[n];
             }
             double r = sqrt((double)m * m + (double)n * n);
             row[n] = row[n] * response + o->dark_adu + glow * exp(-r / glow_len);
@@ -534,21 +540,23 @@ static void detect(uint32_t w, uint32_t h, uint32_t wi, uint64_t seed, uint64_t 
         double *row = img + (size_t)m * w;
         double readout = (double)m * w;
         for (uint32_t n = 0; n < w; n++) {
-            double electrons = sim_poisson(&nr, row[n] * g);
+            double lambda = row[n] * g, electrons = sim_poisson(&nr, lambda);
             double pickup = 1.2 * sin(2 * PI * (readout + n) / pickup_period + pickup_phase);
-            row[n] = bias + col[n] + rowoff[m] + pickup + electrons / g +
-                     o->read_noise_adu * sim_gauss(&nr);
+            double read = o->read_noise_adu * sim_gauss(&nr);
+            sim_model_note(model, (size_t)m * w + n, lambda, (electrons - lambda) / g + read);
+            row[n] = bias + col[n] + rowoff[m] + pickup + electrons / g + read;
         }
     }
     /* hot pixels collect dark current: weaker in short exposures */
     double hot_scale = o->exposure_s / 13.0;
     sim_add_hot_pixels(w, h, seed, o, hot_scale < 0.02 ? 0.02 : hot_scale > 1 ? 1 : hot_scale, img);
     sim_add_cosmic_rays(w, h, seed, index, o, img);
+    sim_model_finish(model, img, (size_t)w * h);
     for (size_t i = 0; i < (size_t)w * h; i++) out[i] = sim_clip_adu(img[i]);
 }
 
 int sim_frame_of_kind(uint32_t width, uint32_t height, uint64_t seed, uint64_t frame_index,
-                      const sim_options *o, uint16_t *out)
+                      const sim_options *o, uint16_t *out, const sim_noise_model *model)
 {
     if ((int)o->kind <= SIM_KIND_AURORA || o->kind >= SIM_KIND_COUNT) return -1;
     const uint32_t w = width, h = height, wi = w - sim_overscan_columns(w, o);
@@ -565,7 +573,7 @@ int sim_frame_of_kind(uint32_t width, uint32_t height, uint64_t seed, uint64_t f
         default: break; /* BIAS: no light */
         }
     }
-    if (rc == 0) detect(w, h, wi, seed, frame_index, o, img, col, rowoff, out);
+    if (rc == 0) detect(w, h, wi, seed, frame_index, o, img, col, rowoff, out, model);
     free(img), free(col), free(rowoff);
     return rc;
 }

@@ -472,3 +472,49 @@ Test(sim_kinds, echelle_arc_is_sparse_bright_lines)
     cr_assert_gt(saturated, 0);
     free(p);
 }
+
+/* ---- the noise model (research/noise_floor.c bounds every coder with it) ---- */
+
+/* For every kind: sim_frame_model gives sim_frame's pixels, and the pixels
+ * scatter about the model's mean with the model's variance: the normalised
+ * deviation has mean ~0 and variance ~1 over the unclipped pixels, and a
+ * model that forgot a term (here: the response's sd) fails that on twilight. */
+Test(sim_kinds, noise_model_explains_every_pixel)
+{
+    const uint32_t w = 256, h = 128;
+    const size_t npix = (size_t)w * h;
+    uint16_t *a = malloc(sizeof(uint16_t) * npix), *b = malloc(sizeof(uint16_t) * npix);
+    double *mean = malloc(sizeof(double) * npix), *elec = malloc(sizeof(double) * npix);
+    double *resp = malloc(sizeof(double) * npix);
+    cr_assert(a && b && mean && elec && resp);
+    for (int k = 0; k < SIM_KIND_COUNT; k++) {
+        sim_options o;
+        sim_options_for_kind(&o, (sim_kind)k);
+        cr_assert_eq(sim_frame(w, h, 5, 2, &o, a), 0);
+        sim_noise_model model = {mean, elec, resp};
+        cr_assert_eq(sim_frame_model(w, h, 5, 2, &o, b, &model), 0);
+        cr_assert(memcmp(a, b, sizeof(uint16_t) * npix) == 0, "%s: model run changed pixels", sim_kind_name(k));
+        double s1 = 0, s2 = 0, s2_no_resp = 0;
+        size_t used = 0;
+        const double g = o.gain_e_per_adu, r = o.read_noise_adu;
+        for (size_t i = 0; i < npix; i++) {
+            if (mean[i] > 65000 || mean[i] < 50) continue; /* clipped: no scatter */
+            double shot = elec[i] / (g * g), d = b[i] - mean[i];
+            /* + 1/12: the rounding of the pixel to an integer */
+            double var = shot + r * r + resp[i] * resp[i] + 1.0 / 12;
+            s1 += d / sqrt(var), s2 += d * d / var, s2_no_resp += d * d / (shot + r * r + 1.0 / 12);
+            used++;
+        }
+        cr_assert_gt(used, npix / 2, "%s", sim_kind_name(k));
+        double zmean = s1 / (double)used, zvar = s2 / (double)used;
+        cr_assert_lt(fabs(zmean), 0.03, "%s: normalised deviation has mean %g", sim_kind_name(k), zmean);
+        cr_assert(fabs(zvar - 1) < 0.05, "%s: normalised deviation has variance %g", sim_kind_name(k), zvar);
+        if (k == SIM_KIND_TWILIGHT)
+            cr_assert_gt(s2_no_resp / (double)used, 2.0, "twilight: the response's sd should matter");
+    }
+    sim_options o;
+    sim_options_default(&o);
+    sim_noise_model partial = {mean, elec, NULL};
+    cr_assert_eq(sim_frame_model(w, h, 5, 2, &o, b, &partial), -1, "a model without its response array");
+    free(a), free(b), free(mean), free(elec), free(resp);
+}
