@@ -5,6 +5,8 @@
 
 #include <cub/block/block_scan.cuh>
 
+#include "rans_entry.cuh"
+
 /* Most residuals are small: count those in a shared-memory histogram and
  * send only the rare large ones straight to global memory. */
 #define HIST_NEAR 2048
@@ -77,38 +79,13 @@ cudaError_t gpu_hist_range(const uint32_t *hist, uint32_t tq, uint64_t *out, cud
     return cudaGetLastError();
 }
 
-/* Per symbol, the encoder step of FORMAT.md 2.5 without / and %
- * (ryg_rans RansEncSymbolInit, Alverson's reciprocal):
- *   q = umulhi(x, rcp) >> shift = x div f,   x' = x + bias + q * (2^P - f)
- * which is (x div f) * 2^P + (x mod f) + cum.  With S = ceil(log2 f),
- * rcp = ceil(2^(31+S) / f) (< 2^32 as f > 2^(S-1)) and shift = S - 1,
- * q = floor(x rcp / 2^(31+S)) = floor(x/f + err), err < x / 2^(31+S).  The
- * state before the step is below xmax = 2^11 f <= 2^31, so err < 2^-S <= 1/f,
- * too small to carry x/f (fraction at most (f-1)/f) past the next integer:
- * q is exact.  (The GPU tests' byte identity with the CPU coder checks it.)
- * f = 1 cannot use a reciprocal below 1: rcp = 2^32-1, shift 0 gives
- * q = x - 1, and bias = cum + 2^P - 1 restores x' = x * 2^P + cum.
- * Entry: {rcp, xmax, bias, (2^P - f) | shift << 24}. */
+/* The coder entry of every symbol (rans_entry.cuh). */
 __global__ void rans_table_kernel(const uint32_t *__restrict__ freq, const uint32_t *__restrict__ cum,
                                   uint32_t nsym, int prob_bits, uint4 *__restrict__ tab)
 {
     uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= nsym) return;
-    uint32_t f = freq[s], c = cum[s];
-    const uint32_t L = 1u << 23;
-    uint4 t;
-    t.y = ((L >> prob_bits) << 8) * f;
-    if (f < 2) {
-        t.x = 0xffffffffu;
-        t.z = c + (1u << prob_bits) - 1;
-        t.w = (1u << prob_bits) - f;
-    } else {
-        uint32_t shift = 32 - __clz(f - 1); /* ceil(log2 f) */
-        t.x = (uint32_t)((((uint64_t)1 << (shift + 31)) + f - 1) / f);
-        t.z = c;
-        t.w = ((1u << prob_bits) - f) | (shift - 1) << 24;
-    }
-    tab[s] = t;
+    tab[s] = aurp_rans_entry(freq[s], cum[s], prob_bits, aurp_rans_rcp_computed());
 }
 
 /* One block per segment.  The serial rANS chain (one state per segment, the

@@ -10,6 +10,7 @@
 #include "imgstream.h"
 #include "lsmix_arith.h"
 #include "lsmix_prior.h"
+#include "rans_entry.cuh"
 
 static unsigned blocks_for(size_t n, unsigned threads)
 {
@@ -760,47 +761,29 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding
 #define RANS_THREADS 128
 
 /* A staged pixel: its token's coder entry {rcp, xmax, bias, (2^P - f) |
- * shift << 24} (as entropy_kernels.cu) and aux = raw value | nraw << 16 |
- * (v != 0) << 20 | sign << 21. */
+ * shift << 24} (aurp_rans_entry, rans_entry.cuh) and aux = raw value |
+ * nraw << 16 | (v != 0) << 20 | sign << 21. */
 struct rans_chunk {
     uint4 tok[RANS_CHUNK];
     uint32_t aux[RANS_CHUNK];
 };
 
-/* ceil(2^(31+S) / f), S = ceil(log2 f), for every frequency f of 2^15
- * (index f; entries 0 and 1 unused), made once per device. */
+/* aurp_rans_rcp(f) = ceil(2^(31+S) / f), S = ceil(log2 f), for every
+ * frequency f of 2^15 (index f; entries 0 and 1 unused), made once per
+ * device: the table aurp_rans_entry reads the tokens' reciprocals from. */
 __device__ uint32_t rcp_of_freq[(1u << CTX_PROB_BITS) + 1];
 
 __global__ void rcp_table_kernel()
 {
     const uint32_t f = blockIdx.x * blockDim.x + threadIdx.x;
     if (f < 2 || f > (1u << CTX_PROB_BITS)) return;
-    const uint32_t shift = 32 - __clz(f - 1);
-    rcp_of_freq[f] = (uint32_t)((((uint64_t)1 << (shift + 31)) + f - 1) / f);
+    rcp_of_freq[f] = aurp_rans_rcp(f);
 }
 
 cudaError_t lsx_gpu_init_tables(cudaStream_t st)
 {
     rcp_table_kernel<<<((1u << CTX_PROB_BITS) + 256) / 256, 256, 0, st>>>();
     return cudaGetLastError();
-}
-
-__device__ __forceinline__ uint4 token_entry(uint32_t f, uint32_t cum)
-{
-    const uint32_t P = CTX_PROB_BITS;
-    uint4 t;
-    t.y = ((AURP_RANS_L >> P) << 8) * f;
-    if (f < 2) {
-        t.x = 0xffffffffu;
-        t.z = cum + (1u << P) - 1;
-        t.w = (1u << P) - f;
-    } else {
-        uint32_t shift = 32 - __clz(f - 1);
-        t.x = rcp_of_freq[f];
-        t.z = cum;
-        t.w = ((1u << P) - f) | (shift - 1) << 24;
-    }
-    return t;
 }
 
 __device__ void stage_chunk(const lsx_gpu_coding &c, int k, uint64_t a, uint32_t n, rans_chunk *buf, int t0,
@@ -816,7 +799,7 @@ __device__ void stage_chunk(const lsx_gpu_coding &c, int k, uint64_t a, uint32_t
         int nraw;
         const int t = ctx_token(v, &nraw);
         const uint32_t cf = tab[(size_t)lsx_table_index(i) * (CTX_MAX * CTX_TOKENS) + ctx[i] * CTX_TOKENS + t];
-        buf->tok[q] = token_entry(cf & 0xffffu, cf >> 16);
+        buf->tok[q] = aurp_rans_entry(cf & 0xffffu, cf >> 16, CTX_PROB_BITS, aurp_rans_rcp_table{rcp_of_freq});
         buf->aux[q] = (v & ((1u << nraw) - 1)) | (uint32_t)nraw << 16 | (uint32_t)(v != 0) << 20 |
                      (uint32_t)(e < 0) << 21;
     }
