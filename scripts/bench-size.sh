@@ -10,6 +10,10 @@
 #    against the original samples, a peer that does not round-trip is left
 #    out (shown as DIFF).  Frames: ../shared/data (else tests/data/real)
 #    and 1024 x 1024 simulated frames of several kinds, seeds and levels.
+#    For simulated frames also the noise floor (tests/bench/noise_floor.c):
+#    the entropy of the frame's shot, read and pixel-response noise, plus
+#    the gzip'd rest of the file; no coder of single frames can expect to
+#    be smaller, so aurp/floor says how much room is left.
 # 2. Speed, whole processes on one 1024 x 1024 frame, median of repeats:
 #    pack vs cjxl -e 9 (target <= 0.25), unpack vs djxl of the -e 9 file
 #    (target <= 2), peak RSS of pack and unpack (GNU time, target <= 64 MiB).
@@ -31,13 +35,14 @@ BUILD=${BUILD:-build}
 AURP=$BUILD/bin/aurorapack
 SIM=$BUILD/bin/aurorasim
 PIX=$BUILD/tests/bench/bench_pixels
+FLOOR=$BUILD/tests/bench/noise_floor
 DATA=${AURP_SHARED_DATA:-../shared/data}
 [ -d "$DATA" ] || DATA=tests/data/real
 SIM_LIST=${BENCH_SIM-aurora:1:1 aurora:2:0.3 aurora:3:3 dark:4:1 bias:5:1 twilight:6:1 twilight:7:0.4 arc:8:1 echelle:9:1 echelle-arc:10:1}
 SIM_SIZE=${BENCH_SIM_SIZE:-1024x1024}
 EFFORTS=${BENCH_EFFORTS-7 9}
 REPEAT=${BENCH_REPEAT:-3}
-for f in "$AURP" "$SIM" "$PIX"; do
+for f in "$AURP" "$SIM" "$PIX" "$FLOOR"; do
     [ -x "$f" ] || { echo "bench-size: $f is not built (make BUILD=$BUILD bench)" >&2; exit 1; }
 done
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -46,6 +51,7 @@ trap 'rm -rf "$WORK"' EXIT
 
 # ---- the frames ----
 frames=()
+declare -A sim_spec # simulated frame -> kind:seed:level (for its noise floor)
 if [ -n "${BENCH_FRAMES:-}" ]; then
     read -r -a frames <<<"$BENCH_FRAMES"
 else
@@ -57,6 +63,7 @@ else
         "$SIM" --one "$out" -q --kind "$kind" --seed "$seed" --level "${level:-1}" -W "$W" -H "$H" \
             --start-time 2014-07-15T00:00:00
         frames+=("$out")
+        sim_spec[$out]="$kind:$seed:${level:-1}"
     done
 fi
 
@@ -88,10 +95,10 @@ hdr=$(printf '%-32s %9s %9s' frame file aurp)
 hdr+=$(printf ' %9s' jpegls)
 for e in $EFFORTS; do hdr+=$(printf ' %9s' "jxl-e$e"); done
 [ "$have_fpack" = 1 ] && hdr+=$(printf ' %9s' fpack)
-hdr+=$(printf ' %-8s %7s' smallest aurp/min)
+hdr+=$(printf ' %-8s %7s %9s %7s' smallest aurp/min floor aurp/flr)
 echo "$hdr"
 
-ratios=() wins=0 counted=0
+ratios=() floor_ratios=() wins=0 counted=0
 for f in "${frames[@]}"; do
     name=$(basename "$f" .fits)
     rest_gz=$("$PIX" rest "$f" | gzip -9 -c | wc -c)
@@ -138,11 +145,25 @@ for f in "${frames[@]}"; do
         ;;
     esac
     line+=$(printf ' %-8s %7s' "${best_name:--}" "$ratio")
+    floor=- over_floor=-
+    if [ -n "${sim_spec[$f]:-}" ]; then
+        floor=$(("$($FLOOR -q "$W" "$H" "${sim_spec[$f]}")" + rest_gz))
+        case $aurp in
+        '' | *[!0-9]*) ;;
+        *) over_floor=$(awk -v a="$aurp" -v b="$floor" 'BEGIN { printf "%.4f", a / b }')
+           [ -n "$best" ] && floor_ratios+=("$over_floor $(awk -v a="$floor" -v b="$best" 'BEGIN { printf "%.4f", a / b }')") ;;
+        esac
+    fi
+    line+=$(printf ' %9s %7s' "$floor" "$over_floor")
     echo "$line"
 done
 if [ "$counted" -gt 0 ]; then
     mean=$(printf '%s\n' "${ratios[@]}" | awk '{ s += $1 } END { printf "%.4f", s / NR }')
     echo "mean aurp/smallest $mean over $counted frames (target <= 0.97); aurp smaller than every peer on $wins of $counted (target: all)"
+fi
+if [ "${#floor_ratios[@]}" -gt 0 ]; then
+    printf '%s\n' "${floor_ratios[@]}" | awk '{ a += $1; f += $2 } END {
+        printf "simulated frames (%d): mean aurp/floor %.4f; mean floor/smallest %.4f (the least aurp/smallest the noise allows)\n", NR, a / NR, f / NR }'
 fi
 
 [ "${BENCH_SPEED:-1}" = 0 ] && exit 0

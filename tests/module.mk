@@ -33,5 +33,13 @@ $(BENCH_PIXELS): $(OBJ)/tests/bench/bench_pixels.o $(OBJ)/tests/unit/core_fitshd
 	$(CC) $(LDFLAGS_SAN) -o $@ $^ -lcharls $(LDLIBS_BASE)
 $(OBJ)/tests/bench/bench_pixels.o: HOST_CFLAGS += -Itests/unit
 
-bench: all $(BENCH_CORE) $(BENCH_PIXELS)
+# The noise floor of a simulated frame (scripts/bench-size.sh): the
+# simulator's library alone.
+NOISE_FLOOR := $(BUILD)/tests/bench/noise_floor
+$(NOISE_FLOOR): $(OBJ)/tests/bench/noise_floor.o $(SIM_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_SAN) -o $@ $^ $(LDLIBS_BASE)
+$(OBJ)/tests/bench/noise_floor.o: HOST_CFLAGS += -Isim
+
+bench: all $(BENCH_CORE) $(BENCH_PIXELS) $(NOISE_FLOOR)
 	@BUILD=$(BUILD) scripts/bench-cpu.sh

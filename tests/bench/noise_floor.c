@@ -12,8 +12,8 @@
  * so that a target such as "3 % below cjxl -e 9" can be checked against
  * what the noise leaves possible.
  *
- *   cc -O2 -Isim -o /tmp/noise_floor research/noise_floor.c sim/sim_*.c -lm
- *   /tmp/noise_floor 1024 1024 aurora:1:1 dark:4:1 ...
+ *   build/tests/bench/noise_floor 1024 1024 aurora:1:1 dark:4:1 ...
+ *   (-q: the bytes alone, one line per frame; scripts/bench-size.sh)
  *
  * Per pixel: below 30 electrons the exact distribution (Poisson times the
  * read noise's bins), tabulated over lambda and the fraction of mu, plus
@@ -93,8 +93,10 @@ static int parse_spec(const char *spec, sim_options *o, unsigned long long *seed
 
 int main(int argc, char **argv)
 {
+    int quiet = argc > 1 && strcmp(argv[1], "-q") == 0;
+    argv += quiet, argc -= quiet;
     if (argc < 4) {
-        fprintf(stderr, "usage: noise_floor W H kind:seed[:level]...\n");
+        fprintf(stderr, "usage: noise_floor [-q] W H kind:seed[:level]...\n");
         return 2;
     }
     unsigned w = (unsigned)atoi(argv[1]), h = (unsigned)atoi(argv[2]);
@@ -104,7 +106,7 @@ int main(int argc, char **argv)
     double *resp = malloc(npix * sizeof *resp);
     double *table = malloc(sizeof(double) * (LAMBDA_STEPS + 1) * FRAC_STEPS);
     if (!pix || !mean || !elec || !resp || !table) return 1;
-    printf("%-22s %12s %9s %9s %9s\n", "frame", "floor_bytes", "bpp", "gauss_bpp", "in_3sd");
+    if (!quiet) printf("%-22s %12s %9s %9s %9s\n", "frame", "floor_bytes", "bpp", "gauss_bpp", "in_3sd");
     for (int a = 3; a < argc; a++) {
         sim_options o;
         unsigned long long seed;
@@ -138,8 +140,11 @@ int main(int argc, char **argv)
                 bits += normal_clipped(mean[i], sqrt(var + 1.0 / (12 * g * g)));
             }
         }
-        printf("%-22s %12.0f %9.4f %9.4f %9.4f\n", argv[a], bits / 8, bits / npix, gauss_bits / npix,
-               (double)inside / (double)unclipped);
+        if (quiet)
+            printf("%.0f\n", ceil(bits / 8));
+        else
+            printf("%-22s %12.0f %9.4f %9.4f %9.4f\n", argv[a], ceil(bits / 8), bits / npix, gauss_bits / npix,
+                   (double)inside / (double)unclipped);
         fflush(stdout);
     }
     free(pix), free(mean), free(elec), free(resp), free(table);
