@@ -47,8 +47,9 @@ struct lsx_gpu_state {
     uint8_t *ctx, *slots, *body;
     uint16_t *hist;
     uint32_t *table, *seg_len;
+    int staged_nk; /* candidates per pipeline the device's pipes and cands hold; 0: none */
     /* pinned host */
-    uint8_t *h_stage;   /* pipes, cands, cand_pipe on their way to the device */
+    uint8_t *h_stage;   /* pipes, cands, cand_pipe, as the device holds them */
     uint32_t *h_seg_len;
     uint8_t *h_info;
     uint8_t *h_body;
@@ -209,27 +210,31 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     const int nk = px < ((uint64_t)1 << 16) ? 4 : 3;
     const lsx_params par[2] = {{K, M, LSX_FORGET, LSX_RIDGE}, {K, M, LSX_ROW_FORGET, LSX_RIDGE}};
 
-    /* the pipelines and candidates, staged in pinned memory */
+    /* the pipelines and candidates: they depend only on the buffers and on
+     * nk, so they go to the device once per handle and frame size class */
     lsx_gpu_pipe *hp = (lsx_gpu_pipe *)s->h_stage;
     lsx_gpu_cand *hc = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * NPIPE);
     int *hcp = (int *)(hc + max_cand);
-    for (int i = 0; i < NPIPE; i++) {
-        hp[i] = (lsx_gpu_pipe){i > 0, s->err, s->colerr, s->res[i], s->emin, s->act[i], s->itok[i],
-                               s->itok_hist + (size_t)i * CTX_TOKENS, s->info + 8 * i};
-        for (int k = 0; k < nk; k++) {
-            lsx_gpu_cand *c = &hc[i * nk + k];
-            memset(c, 0, sizeof *c);
-            c->nctx = kind_nctx[k];
-            c->use_classes = kind_classes[k];
-            ctx_default_thresholds(c->thr, c->nctx);
-            hcp[i * nk + k] = i;
-        }
-    }
     const int ncand = NPIPE * nk;
     MARK(1);
-    CK(cudaMemcpyAsync(s->pipes, hp, sizeof(lsx_gpu_pipe) * NPIPE, cudaMemcpyHostToDevice, st));
-    CK(cudaMemcpyAsync(s->cands, hc, sizeof(lsx_gpu_cand) * ncand, cudaMemcpyHostToDevice, st));
-    CK(cudaMemcpyAsync(s->cand_pipe, hcp, sizeof(int) * ncand, cudaMemcpyHostToDevice, st));
+    if (s->staged_nk != nk) {
+        for (int i = 0; i < NPIPE; i++) {
+            hp[i] = (lsx_gpu_pipe){i > 0, s->err, s->colerr, s->res[i], s->emin, s->act[i], s->itok[i],
+                                   s->itok_hist + (size_t)i * CTX_TOKENS, s->info + 8 * i};
+            for (int k = 0; k < nk; k++) {
+                lsx_gpu_cand *c = &hc[i * nk + k];
+                memset(c, 0, sizeof *c);
+                c->nctx = kind_nctx[k];
+                c->use_classes = kind_classes[k];
+                ctx_default_thresholds(c->thr, c->nctx);
+                hcp[i * nk + k] = i;
+            }
+        }
+        CK(cudaMemcpyAsync(s->pipes, hp, sizeof(lsx_gpu_pipe) * NPIPE, cudaMemcpyHostToDevice, st));
+        CK(cudaMemcpyAsync(s->cands, hc, sizeof(lsx_gpu_cand) * ncand, cudaMemcpyHostToDevice, st));
+        CK(cudaMemcpyAsync(s->cand_pipe, hcp, sizeof(int) * ncand, cudaMemcpyHostToDevice, st));
+        s->staged_nk = nk;
+    }
     uint16_t *ioff = (uint16_t *)(s->info + NPIPE * 8);
     CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, st));
     CK(lsx_gpu_ioff(s->pxhist, px, ioff, st));

@@ -37,12 +37,12 @@ for s in $steps; do
         done ;;
     bench)
         echo "== benchmark (simulated 1024x1024 spectrum): lsmix, then paper"
-        $B/tests/gpu/aurp-gpu-bench -p lsmix -n 100 2>&1 | tee "$OUT/bench-lsmix.log"
+        $B/tests/gpu/aurp-gpu-bench -p lsmix -n 100 -j 2,4,8,16 2>&1 | tee "$OUT/bench-lsmix.log"
         for f in $SIMF; do
             case $f in *1024x1024*) $B/tests/gpu/aurp-gpu-bench -p lsmix -g 1 -n 50 "$f" 2>&1 |
                 grep -E "^frame|^1 " | tee -a "$OUT/bench-lsmix-sim.log" ;; esac
         done
-        $B/tests/gpu/aurp-gpu-bench -n 200 2>&1 | tee "$OUT/bench.log"
+        $B/tests/gpu/aurp-gpu-bench -n 200 -j 2,4,8 2>&1 | tee "$OUT/bench.log"
         f=$(ls "$DATA"/trex*f0*.fits 2>/dev/null | head -1)
         [ -n "$f" ] && $B/tests/gpu/aurp-gpu-bench -n 200 "$f" >"$OUT/bench-trex.log" 2>&1 ;;
     cli)

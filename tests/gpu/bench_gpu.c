@@ -1,11 +1,15 @@
-/* GPU encoder benchmark.  usage: aurp-gpu-bench [FITS] [-g G] [-n frames]
+/* GPU encoder benchmark.
+ * usage: aurp-gpu-bench [FITS] [-p lsmix|paper] [-g G] [-n frames] [-j J]
  * Frame: the FITS file's first image, or a simulated 1024x1024 spectrum.
- * N=11 M=7 T=13.  Prints, for G = 1..G devices:
+ * Prints, for G = 1..G devices:
  *   latency  median / p90 of one frame, pinned host pixels -> finished stream
  *            in host memory, one handle (column split over g devices), and
  *            the device time of each stage (aurp_gpu_stage_times);
  *   split    frames/s with 2 handles over the g devices, one thread each;
- *   frames   frames/s frame-parallel: 2 handles per device, one device each. */
+ *   frames   frames/s frame-parallel: J handles per device (default 2), one
+ *            device each, one thread each.
+ * With -j a list (-j 1,2,4,8) the frame-parallel rate is printed for each J:
+ * how far frames in flight on one GPU overlap. */
 #include "aurp.h"
 #include "aurp_gpu.h"
 #include "gpu_frames.h"
@@ -60,11 +64,13 @@ static void *run_worker(void *arg)
     return NULL;
 }
 
+#define MAX_PER_DEVICE 32
+
 /* frames/s of nh handles, one thread each. */
 static double throughput(aurp_gpu **h, int nh, const gpu_frame *f, int frames)
 {
-    pthread_t t[2 * AURP_GPU_MAX_DEVICES];
-    worker w[2 * AURP_GPU_MAX_DEVICES];
+    pthread_t t[MAX_PER_DEVICE * AURP_GPU_MAX_DEVICES];
+    worker w[MAX_PER_DEVICE * AURP_GPU_MAX_DEVICES];
     double t0 = now_ms();
     for (int i = 0; i < nh; i++) {
         w[i] = (worker){h[i], f, frames, 0};
@@ -81,12 +87,19 @@ static double throughput(aurp_gpu **h, int nh, const gpu_frame *f, int frames)
 
 int main(int argc, char **argv)
 {
-    int G = 0, frames = 200;
+    int G = 0, frames = 200, per_device[8] = {2}, nper = 1;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-g") && i + 1 < argc) G = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) frames = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-p") && i + 1 < argc)
+        else if (!strcmp(argv[i], "-j") && i + 1 < argc) {
+            nper = 0;
+            for (char *tok = strtok(argv[++i], ","); tok && nper < 8; tok = strtok(NULL, ",")) {
+                int j = atoi(tok);
+                per_device[nper++] = j < 1 ? 1 : j > MAX_PER_DEVICE ? MAX_PER_DEVICE : j;
+            }
+            if (nper == 0) per_device[nper++] = 2;
+        } else if (!strcmp(argv[i], "-p") && i + 1 < argc)
             bench_profile = !strcmp(argv[++i], "lsmix") ? AURP_PROFILE_LSMIX : AURP_PROFILE_PAPER;
         else path = argv[i];
     }
@@ -160,15 +173,22 @@ int main(int argc, char **argv)
             aurp_gpu_close(sh[1]);
         }
         aurp_gpu_close(h);
-        aurp_gpu *fh[2 * AURP_GPU_MAX_DEVICES];
-        int nf = 0;
-        for (int d = 0; d < g; d++)
-            for (int k = 0; k < 2; k++)
-                if (aurp_gpu_open(&ids[d], 1, f.width, f.height, &fh[nf], &err) == AURP_OK) nf++;
-        if (nf == 2 * g) frame_fps = throughput(fh, nf, &f, frames);
-        for (int i = 0; i < nf; i++) aurp_gpu_close(fh[i]);
+        double fps_of[8] = {0};
+        for (int q = 0; q < nper; q++) {
+            aurp_gpu *fh[MAX_PER_DEVICE * AURP_GPU_MAX_DEVICES];
+            int nf = 0;
+            for (int d = 0; d < g; d++)
+                for (int k = 0; k < per_device[q]; k++)
+                    if (aurp_gpu_open(&ids[d], 1, f.width, f.height, &fh[nf], &err) == AURP_OK) nf++;
+                    else printf("open: %s\n", err.msg);
+            if (nf == per_device[q] * g) fps_of[q] = throughput(fh, nf, &f, frames);
+            for (int i = 0; i < nf; i++) aurp_gpu_close(fh[i]);
+        }
+        frame_fps = fps_of[0];
         printf("%-6d %-10s %10.3f %10.3f %10.3f %12.1f %12.1f   (%zu bytes, %.3f bpp)\n", g, "", med, p90,
                mn, split_fps, frame_fps, len, 8.0 * len / ((double)f.width * f.height));
+        for (int q = 0; q < nper; q++)
+            printf("         frame-parallel, %2d handles per device: %8.1f frames/s\n", per_device[q], fps_of[q]);
         for (int s = 0; s < AURP_GPU_STAGES; s++)
             printf("         stage %-26s %8.3f ms (mean device time)\n", stage[s], st_sum[s] / lat_n);
         printf("         host plan build %24.3f ms (mean, inside the stage above)\n", st_sum[AURP_GPU_STAGES] / lat_n);
