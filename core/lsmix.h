@@ -32,8 +32,7 @@ extern "C" {
 #endif
 
 #define LSX_MAX_K 16          /* spectral lags */
-#define LSX_PREV 3            /* pixels of the row above: n-1, n, n+1 */
-#define LSX_EXTRA 3           /* column means A and B, the constant */
+/* LSX_PREV, LSX_EXTRA (the regressors besides the lags): lsmix_arith.h */
 #define LSX_MAX_D (LSX_MAX_K + LSX_PREV + LSX_EXTRA)
 #define LSX_MAX_Z (LSX_MAX_D + 1) /* regressors and the target */
 #define LSX_MAX_M 17          /* training window, odd */

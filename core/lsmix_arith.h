@@ -25,6 +25,43 @@
 #define LSX_AF_SCALE 16       /* AF sum terms are scaled by 2^16 */
 #define LSX_AF_RIDGE 16384.0  /* AF slope ridge (Q4^2 units): pulls the slope toward 1 */
 
+/* ---- the LS predictor's regressors and training sums (3.2) ---- */
+
+#define LSX_PREV 3            /* pixels of the row above: n-1, n, n+1 */
+#define LSX_EXTRA 3           /* column means A and B, the constant */
+
+/* Regressor j of pixel (i, n) of the LS predictor with K spectral lags, in
+ * the order of the format: j < K: x[i][n-1-j]; K .. K+2: x[i-1][n-1 .. n+1];
+ * K+3, K+4: the column means A and B before row i; K+5: the constant; and
+ * j = D = K+6, the target x[i][n] the training adds after them.  cur and
+ * prev are rows i and i-1 (prev NULL in row 0), cm_a and cm_b the column
+ * means before row i; a pixel outside the image is 0.  Every value is
+ * below 2^21 (pixels, Q4 means). */
+static inline AURP_HD uint32_t lsx_regressor(const uint16_t *cur, const uint16_t *prev, const int32_t *cm_a,
+                                             const int32_t *cm_b, uint32_t W, int K, uint32_t n, int j)
+{
+    if (j < K) return n > (uint32_t)j ? cur[n - 1 - (uint32_t)j] : 0u;
+    j -= K;
+    if (j < LSX_PREV) {
+        const int64_t q = (int64_t)n + j - 1;
+        return (prev && q >= 0 && q < (int64_t)W) ? prev[q] : 0u;
+    }
+    j -= LSX_PREV;
+    if (j == 0) return (uint32_t)cm_a[n];
+    if (j == 1) return (uint32_t)cm_b[n];
+    if (j == 2) return LSX_CONST;
+    return cur[n];
+}
+
+/* Where entry (r, s), r <= s, of the upper triangle of a Z x Z matrix lies
+ * when the triangle is stored row by row, (0,0) (0,1) .. (0,Z-1) (1,1) ..:
+ * the layout of a column's training sums of z z^T (z: the D regressors and
+ * the target, Z = D + 1). */
+static inline AURP_HD int lsx_tri(int r, int s, int Z)
+{
+    return r * Z - r * (r - 1) / 2 + (s - r);
+}
+
 /* floor(v / 2^s) for any sign (>> of a negative value is implementation-defined in C). */
 static inline AURP_HD int32_t lsx_floor_shr(int32_t v, int s)
 {

@@ -9,25 +9,20 @@
 
 /* ---- regressors --------------------------------------------------------- */
 
-static inline uint32_t px_at(const uint16_t *row, uint32_t W, int64_t q)
-{
-    return (row && q >= 0 && q < (int64_t)W) ? row[q] : 0;
-}
-
-/* The regressor vector of pixel (i, n): K spectral lags of row i, three
- * pixels of row i-1, the two column means before row i, the constant (the
- * training adds the target x[i][n] after them).  Every one is below 2^21
- * (pixels, Q4 means): 32-bit values whose products the vector units form
- * exactly. */
+/* The regressor vector z[0..D-1] of pixel (i, n): lsx_regressor, K
+ * spectral lags of row i, three pixels of row i-1, the two column means
+ * before row i, the constant (the training adds the target x[i][n], j = D,
+ * after them).  Every one is below 2^21 (pixels, Q4 means): 32-bit values
+ * whose products the vector units form exactly. */
 static void regressors(const lsx_params *p, uint32_t W, const uint16_t *cur, const uint16_t *prev,
                        const int32_t *cm_a, const int32_t *cm_b, uint32_t n, uint32_t *z)
 {
-    int j = 0;
-    for (int k = 0; k < p->K; k++) z[j++] = px_at(cur, W, (int64_t)n - 1 - k);
-    for (int d = -1; d <= 1; d++) z[j++] = px_at(prev, W, (int64_t)n + d);
-    z[j++] = (uint32_t)cm_a[n];
-    z[j++] = (uint32_t)cm_b[n];
-    z[j++] = LSX_CONST;
+    /* every z[j] is lsx_regressor(j); the loop is split after the lags and
+     * the rest unrolled only so that each z[j] compiles to its kind alone */
+    const int K = p->K;
+    for (int j = 0; j < K; j++) z[j] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, n, j);
+#pragma GCC unroll 8
+    for (int d = 0; d < LSX_PREV + LSX_EXTRA; d++) z[K + d] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, n, K + d);
 }
 
 /* ---- one band's training sums and solve ------------------------------ */
@@ -45,11 +40,10 @@ int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uin
     b->D = p->K + LSX_PREV + LSX_EXTRA;
     b->Z = b->D + 1;
     b->NE = b->Z * (b->Z + 1) / 2;
-    for (int r = 0, e = 0; r < b->Z; r++)
-        for (int s = r; s < b->Z; s++, e++) {
-            if (r < b->D && s < b->D) b->gidx[r * b->D + s] = (uint16_t)e;
-            if (r < b->D && s == b->D) b->hidx[r] = (uint16_t)e;
-        }
+    for (int r = 0; r < b->D; r++) {
+        for (int s = r; s < b->D; s++) b->gidx[r * b->D + s] = (uint16_t)lsx_tri(r, s, b->Z);
+        b->hidx[r] = (uint16_t)lsx_tri(r, b->D, b->Z);
+    }
     uint32_t R = (uint32_t)(p->M - 1) / 2;
     b->lo = c0 > R ? c0 - R : 0;
     b->hi = c1 + R < W ? c1 + R : W;
@@ -92,10 +86,11 @@ static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const
         uint32_t *z = b->zrow + t * (size_t)Z;
         uint32_t n = b->lo + (uint32_t)t;
         regressors(&b->p, W, cur, prev, cm_a, cm_b, n, z);
-        z[Z - 1] = cur[n];
+        z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, b->p.K, n, Z - 1); /* the target */
     }
     /* prefix over the columns of the outer products (mod 2^64; every
-     * window difference is a true sum < 2^53) */
+     * window difference is a true sum < 2^53), entry (r, s) at e =
+     * lsx_tri(r, s, Z) */
     uint64_t *pre = b->pre;
     memset(pre, 0, (size_t)NE * sizeof *pre);
     for (size_t t = 0; t < span; t++) {

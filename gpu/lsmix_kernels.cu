@@ -142,24 +142,13 @@ struct ls_args {
     uint32_t col0;
 };
 
-/* Regressor j of pixel (i, n) (lsmix_predict.c regressors(); j = D: the target). */
+/* Regressor j of pixel (i, n), j = D: the target (lsx_regressor). */
 __device__ __forceinline__ uint32_t regressor(const ls_args &a, uint32_t i, uint32_t n, int j)
 {
     const uint16_t *row = a.x + (size_t)i * a.W;
-    if (j < a.K) return n >= (uint32_t)(j + 1) ? row[n - 1 - j] : 0u;
-    j -= a.K;
-    if (j < 3) {
-        int64_t q = (int64_t)n + j - 1;
-        return (i > 0 && q >= 0 && q < (int64_t)a.W) ? row[(int64_t)q - (int64_t)a.W] : 0u;
-    }
-    if (j == 3) return (uint32_t)a.cma[(size_t)i * a.W + n];
-    if (j == 4) return (uint32_t)a.cmb[(size_t)i * a.W + n];
-    if (j == 5) return LSX_CONST;
-    return row[n];
+    return lsx_regressor(row, i > 0 ? row - a.W : NULL, a.cma + (size_t)i * a.W, a.cmb + (size_t)i * a.W, a.W,
+                         a.K, n, j);
 }
-
-/* Entry (r, s), r <= s, of the upper triangle of Z x Z. */
-__device__ __forceinline__ int tri(int r, int s, int Z) { return r * Z - r * (r - 1) / 2 + (s - r); }
 
 /* aurp_solve_ldl (core/predict.c) on the ridge system of one column's
  * training sums g (k <= DM regressors): the same operations in the same
@@ -175,13 +164,13 @@ __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ri
         if (j < kk) {
 #pragma unroll
             for (int i = 0; i < j; i++) {
-                double t = (double)g[tri(i, j, Z)];
+                double t = (double)g[lsx_tri(i, j, Z)];
 #pragma unroll
                 for (int l = 0; l < i; l++) t = t - U[l] * L[i][l];
                 U[i] = t;
                 L[j][i] = t * invD[i];
             }
-            const uint64_t gjj = g[tri(j, j, Z)];
+            const uint64_t gjj = g[lsx_tri(j, j, Z)];
             const double ajj = (double)(gjj + (gjj >> ridge));
             double d = ajj;
 #pragma unroll
@@ -193,7 +182,7 @@ __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ri
 #pragma unroll
     for (int j = 0; j < DM; j++) {
         if (j < kk) {
-            double t = (double)g[tri(j, k, Z)];
+            double t = (double)g[lsx_tri(j, k, Z)];
 #pragma unroll
             for (int l = 0; l < j; l++) t = t - L[j][l] * y[l];
             y[j] = t;
@@ -220,12 +209,12 @@ __device__ int ldl_solve_local(int k, int Z, const uint64_t *g, int ridge, doubl
     int kk = k;
     for (int j = 0; j < k; j++) {
         for (int i = 0; i < j; i++) {
-            double t = (double)g[tri(i, j, Z)];
+            double t = (double)g[lsx_tri(i, j, Z)];
             for (int l = 0; l < i; l++) t = t - U[l] * L[i * (i - 1) / 2 + l];
             U[i] = t;
             L[j * (j - 1) / 2 + i] = t * invD[i];
         }
-        const uint64_t gjj = g[tri(j, j, Z)];
+        const uint64_t gjj = g[lsx_tri(j, j, Z)];
         const double ajj = (double)(gjj + (gjj >> ridge));
         double d = ajj;
         for (int l = 0; l < j; l++) d = d - U[l] * L[j * (j - 1) / 2 + l];
@@ -236,7 +225,7 @@ __device__ int ldl_solve_local(int k, int Z, const uint64_t *g, int ridge, doubl
         invD[j] = 1.0 / d;
     }
     for (int j = 0; j < kk; j++) {
-        double t = (double)g[tri(j, k, Z)];
+        double t = (double)g[lsx_tri(j, k, Z)];
         for (int l = 0; l < j; l++) t = t - L[j * (j - 1) / 2 + l] * y[l];
         y[j] = t;
     }
@@ -275,7 +264,7 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
     for (int t = threadIdx.x; t < nls * LS_TC * NE; t += LS_THREADS) gst[t] = 0;
     if (threadIdx.x == 0)
         for (int r = 0, e = 0; r < Z; r++)
-            for (int s = r; s < Z; s++, e++) er[e] = (uint8_t)r, es[e] = (uint8_t)s;
+            for (int s = r; s < Z; s++, e++) er[e] = (uint8_t)r, es[e] = (uint8_t)s; /* e = lsx_tri(r, s, Z) */
     __syncthreads();
 
     for (uint32_t i0 = 0; i0 + 1 < a.H; i0 += (uint32_t)a.rows) {
