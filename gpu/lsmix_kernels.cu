@@ -152,62 +152,22 @@ __device__ __forceinline__ uint32_t regressor(const ls_args &a, uint32_t i, uint
 
 /* aurp_solve_ldl (core/predict.c) on the ridge system of one column's
  * training sums g (k <= DM regressors): the same operations in the same
- * order.  Every loop runs to the compile-time bound DM with the runtime
- * bounds as guards, so that the arrays live in registers. */
-template <int DM>
+ * order (L: its strict lower triangle row by row).  One body, two
+ * placements of the arrays.  REG (small DM): the outer loops run to the
+ * compile-time bound DM with the runtime bounds as guards and are unrolled,
+ * and with them the inner loops, whose bounds then are constants, so that
+ * the arrays live in registers.  Else every loop runs to its runtime bound
+ * and the arrays live in local memory.  Only the outer loops carry the
+ * pragma: on an innermost loop with a runtime bound it would forbid the
+ * partial unrolling the compiler does there by itself. */
+template <int DM, bool REG>
 __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ridge, double *a)
-{
-    double L[DM][DM], U[DM], invD[DM], y[DM];
-    int kk = k;
-#pragma unroll
-    for (int j = 0; j < DM; j++) {
-        if (j < kk) {
-#pragma unroll
-            for (int i = 0; i < j; i++) {
-                double t = (double)g[lsx_tri(i, j, Z)];
-#pragma unroll
-                for (int l = 0; l < i; l++) t = t - U[l] * L[i][l];
-                U[i] = t;
-                L[j][i] = t * invD[i];
-            }
-            const uint64_t gjj = g[lsx_tri(j, j, Z)];
-            const double ajj = (double)(gjj + (gjj >> ridge));
-            double d = ajj;
-#pragma unroll
-            for (int l = 0; l < j; l++) d = d - U[l] * L[j][l];
-            if (!(d > ajj * AURP_PIVOT_REL)) kk = j; /* dependent column: stop at order j */
-            else invD[j] = 1.0 / d;
-        }
-    }
-#pragma unroll
-    for (int j = 0; j < DM; j++) {
-        if (j < kk) {
-            double t = (double)g[lsx_tri(j, k, Z)];
-#pragma unroll
-            for (int l = 0; l < j; l++) t = t - L[j][l] * y[l];
-            y[j] = t;
-        }
-    }
-#pragma unroll
-    for (int j = DM - 1; j >= 0; j--) {
-        if (j < kk) {
-            double t = y[j] * invD[j];
-#pragma unroll
-            for (int l = j + 1; l < DM; l++)
-                if (l < kk) t = t - L[l][j] * a[l];
-            a[j] = t;
-        }
-    }
-    return kk;
-}
-
-/* The same for larger systems, in local memory (loops to the runtime k). */
-template <int DM>
-__device__ int ldl_solve_local(int k, int Z, const uint64_t *g, int ridge, double *a)
 {
     double L[DM * (DM - 1) / 2 + 1], U[DM], invD[DM], y[DM];
     int kk = k;
-    for (int j = 0; j < k; j++) {
+#pragma unroll
+    for (int j = 0; j < (REG ? DM : k); j++) {
+        if (REG && !(j < kk)) continue;
         for (int i = 0; i < j; i++) {
             double t = (double)g[lsx_tri(i, j, Z)];
             for (int l = 0; l < i; l++) t = t - U[l] * L[i * (i - 1) / 2 + l];
@@ -218,20 +178,26 @@ __device__ int ldl_solve_local(int k, int Z, const uint64_t *g, int ridge, doubl
         const double ajj = (double)(gjj + (gjj >> ridge));
         double d = ajj;
         for (int l = 0; l < j; l++) d = d - U[l] * L[j * (j - 1) / 2 + l];
-        if (!(d > ajj * AURP_PIVOT_REL)) {
+        if (!(d > ajj * AURP_PIVOT_REL)) { /* dependent column: stop at order j */
             kk = j;
-            break;
+            if (!REG) break;
+        } else {
+            invD[j] = 1.0 / d;
         }
-        invD[j] = 1.0 / d;
     }
-    for (int j = 0; j < kk; j++) {
+#pragma unroll
+    for (int j = 0; j < (REG ? DM : kk); j++) {
+        if (REG && !(j < kk)) continue;
         double t = (double)g[lsx_tri(j, k, Z)];
         for (int l = 0; l < j; l++) t = t - L[j * (j - 1) / 2 + l] * y[l];
         y[j] = t;
     }
-    for (int j = kk - 1; j >= 0; j--) {
+#pragma unroll
+    for (int j = (REG ? DM : kk) - 1; j >= 0; j--) {
+        if (REG && !(j < kk)) continue;
         double t = y[j] * invD[j];
-        for (int l = j + 1; l < kk; l++) t = t - L[l * (l - 1) / 2 + j] * a[l];
+        for (int l = j + 1; l < (REG ? DM : kk); l++)
+            if (!REG || l < kk) t = t - L[l * (l - 1) / 2 + j] * a[l];
         a[j] = t;
     }
     return kk;
@@ -304,8 +270,7 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
             const uint64_t *g = gs + l * plane + ((size_t)ii * LS_TC + c) * NE;
             double coef[DM];
             int k;
-            if (UNROLLED) k = ldl_solve<DM>(a.D, Z, g, a.ridge, coef);
-            else k = ldl_solve_local<DM>(a.D, Z, g, a.ridge, coef);
+            k = ldl_solve<DM, UNROLLED>(a.D, Z, g, a.ridge, coef);
             double v = 0.0;
 #pragma unroll
             for (int j = 0; j < DM; j++)
