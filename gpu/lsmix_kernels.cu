@@ -673,16 +673,17 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding
     if (total == 0) {
         f0 = f1 = one / CTX_TOKENS;
     } else {
-        /* total < 2^17 (halved above 2^16 after at most 1024 more counts):
-         * the products fit 32 bits, and the quotient is the 64-bit one of
-         * refresh_context */
-        if (total < (1u << 17)) {
-            f0 = 1 + c0 * spare / total;
-            f1 = 1 + c1 * spare / total;
-        } else {
-            f0 = 1 + (uint32_t)((uint64_t)c0 * spare / total);
-            f1 = 1 + (uint32_t)((uint64_t)c1 * spare / total);
-        }
+        /* total <= 2^16: a context starts from at most 64 x 255 counts (the
+         * prior's row) and an interval adds at most 1024 (its pixels), and
+         * counts_kernel halves a total above 2^16 (CTX_HALVE_AT) to at most
+         * (2^16 + 1024) / 2 + 32 before the next interval's table.  So
+         * c * spare < 2^17 * (2^15 - 64) < 2^32: the 32-bit quotient is the
+         * 64-bit one of refresh_context.  A total of 2^17 or more would be a
+         * broken invariant: the launch fails (the host's CK sees it) rather
+         * than coding with wrong tables. */
+        if (total >= (1u << 17)) __trap();
+        f0 = 1 + c0 * spare / total;
+        f1 = 1 + c1 * spare / total;
         /* the most counted token, the lowest index among equals */
         uint64_t key = ((uint64_t)c0 << 8) | (uint32_t)(255 - lane);
         uint64_t k1 = ((uint64_t)c1 << 8) | (uint32_t)(255 - (lane + 32));
