@@ -21,9 +21,10 @@ NVCC_FLAGS ?= -O3 -std=c++17 --fmad=false -gencode arch=compute_90,code=sm_90 \
 GPU_C_SRC := $(filter-out gpu/nocuda.c,$(wildcard gpu/*.c))
 GPU_OBJ := $(GPU_CU:%.cu=$(OBJ)/%.o) $(GPU_C_SRC:%.c=$(OBJ)/%.o)
 GPU_LDLIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib -lcudart_static -ldl -lrt -lstdc++
+# -MMD -MP: a change to a header (lsmix_arith.h, rans_entry.cuh) rebuilds its kernels
 $(OBJ)/gpu/%.o: gpu/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) -c $< -o $@
+	$(NVCC) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
 else
 GPU_OBJ := $(OBJ)/gpu/nocuda.o
 GPU_LDLIBS :=
