@@ -15,7 +15,9 @@
  * row-to-row relation changes every row: curved cross-dispersed orders):
  *   - RV: a ridge affine map of the two pixels above, x[m-1][n] and
  *     x[m-2][n], fitted along row m to the left of n;
- *   - AL: the affine map of the LS prediction fitted along row m.
+ *   - AL: the affine map of the LS prediction fitted along row m;
+ * and last, in streams that say so (all new ones):
+ *   - BG: a robust background, column level plus row offset (lsmix_bg.h).
  * Every integer is exact; the double operations follow one fixed sequence.
  */
 #ifndef AURP_LSMIX_H
@@ -26,6 +28,7 @@
 
 #include "aurp.h"
 #include "lsmix_arith.h"
+#include "lsmix_bg.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,7 +39,7 @@ extern "C" {
 #define LSX_MAX_D (LSX_MAX_K + LSX_PREV + LSX_EXTRA)
 #define LSX_MAX_Z (LSX_MAX_D + 1) /* regressors and the target */
 #define LSX_MAX_M 17          /* training window, odd */
-#define LSX_NPRED 5           /* blended predictors: LS, CM, AF (set 0); RV, AL (set 1) */
+#define LSX_NPRED 6           /* blended predictors: LS, CM, AF (set 0); RV, AL (set 1); BG (last, where on) */
 #define LSX_NSETS 2           /* predictor sets */
 
 /* Stream-level parameters (the image stream header records them). */
@@ -90,21 +93,25 @@ typedef struct {
                                    * w, y, z, zz, zy (Q4) */
     int64_t rv[LSX_RV_NS];        /* RV sums of the current row */
     int set, np, colerr_w;        /* predictor set, its predictors, its column error weight */
+    int bg;                       /* the blend's last member is BG (lsmix_bg.h) */
+    int32_t *bg_c, *bg_s;         /* BG column levels (Q4) and scales (Q8) before the current row */
+    int64_t *bg_w;                /* and the scales' weights (lsx_bg_weight) */
+    lsx_bg_row bg_row;            /* BG row offset of the current row */
 } lsx_state;
 
-int lsx_state_init(lsx_state *s, uint32_t W, int set);
+int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg);
 void lsx_state_free(lsx_state *s);
 
 /* The blended prediction of x[m][n] from the predictions p[0..np-1] (LS,
- * CM, AF; set 1: and RV, AL); writes the smallest error level (the
- * context's second input) to *emin. */
+ * CM, AF; set 1: and RV, AL; then BG where on); writes the smallest error
+ * level (the context's second input) to *emin. */
 uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin);
 /* The sources of the row-fitted predictors at (m, n), m >= 1 (Q4): z[0] =
  * B_m[n] (AF), z[1] = q16(P_LS) (AL), z[2] = 16 x[m-1][n], z[3] = 16
  * x[m-2][n] (16 x[m-1][n] in row 1) (RV); cur is row m of the image. */
 void lsx_sources(const lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls,
                  int32_t *z);
-/* Fills p[2..np-1] (AF, and in set 1 RV, AL) from the sources z. */
+/* Fills p[2..np-1] (AF, and in set 1 RV, AL; BG) from the sources z. */
 void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p);
 /* Records the errors of every predictor at (m, n) once x is known, and
  * (m >= 1) adds x to the row sums (z: the sources, unused in row 0). */
@@ -197,6 +204,7 @@ int ctx_rans_dec_finish(const ctx_rans_dec *d);
 #define LSX_ROW_FORGET 1    /* the LS training of predictor set 1's second try */
 #define LSX_RIDGE 12
 #define LSX_PRIOR 1         /* new streams start the coder's counts from the prior table */
+#define LSX_BG 1            /* new streams blend the BG member */
 
 /* What the stream header says (3.1) and where its segments are. */
 typedef struct {
@@ -209,6 +217,7 @@ typedef struct {
     int nib;
     int set; /* predictor set (3.2) */
     int prior; /* the coder's counts start from the prior table (3.3; header byte 23 bit 0) */
+    int bg;    /* the blend's last member is BG (3.2; header byte 23 bit 1) */
     uint16_t ioff;
     uint8_t ibnd[CTX_MAX_IB];
     uint32_t nseg;

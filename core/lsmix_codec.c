@@ -78,7 +78,7 @@ void lsx_write_header(uint8_t *h, const lsx_view *v)
     h[18] = (uint8_t)v->nib;
     for (int i = 0; i < v->nib - 1; i++) h[19 + i] = v->ibnd[i];
     h[22] = (uint8_t)v->set;
-    h[23] = (uint8_t)v->prior;
+    h[23] = (uint8_t)(v->prior | v->bg << 1);
     for (int i = 0; i < v->nctx - 1; i++) aurp_put_u32(h + LSX_HEADER + 4 * i, v->thr[i]);
 }
 
@@ -133,9 +133,10 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
             return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: intensity bounds not increasing tokens");
     }
     v->set = in[22];
-    v->prior = in[23];
-    if (v->prior > 1)
-        return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: coder flags %#x unknown", (unsigned)in[23]);
+    v->prior = in[23] & 1;
+    v->bg = in[23] >> 1 & 1;
+    if (in[23] > 3)
+        return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: header flags %#x unknown", (unsigned)in[23]);
     if (v->set >= LSX_NSETS)
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set %d unknown", v->set);
     for (int i = 19 + v->nib - 1; i < LSX_HEADER; i++)
@@ -199,7 +200,7 @@ static void predict_band(void *arg, int bi)
         atomic_store(&j->failed, 1);
         return;
     }
-    if (lsx_state_init(&s, W, 0) != 0) {
+    if (lsx_state_init(&s, W, 0, 0) != 0) {
         lsx_band_free(&b);
         atomic_store(&j->failed, 1);
         return;
@@ -260,7 +261,7 @@ static aurp_status residuals_and_contexts(const lsx_view *v, const uint16_t *u, 
 {
     const uint32_t W = v->W;
     lsx_state s;
-    if (lsx_state_init(&s, W, v->set) != 0) return AURP_ERR_NOMEM;
+    if (lsx_state_init(&s, W, v->set, v->bg) != 0) return AURP_ERR_NOMEM;
     for (uint32_t m = 0; m < v->H; m++) {
         const uint16_t *cur = u + (size_t)m * W;
         int32_t *r0 = res + (size_t)m * W;
@@ -411,7 +412,7 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
     *out_len = 0;
     const uint64_t pixels = (uint64_t)W * H;
     lsx_view v = {.p = {p->order, p->equations, LSX_FORGET, LSX_RIDGE}, .W = W, .H = H,
-                  .seg_log2 = LSX_SEG_LOG2, .nctx = 1, .nib = 1, .prior = LSX_PRIOR};
+                  .seg_log2 = LSX_SEG_LOG2, .nctx = 1, .nib = 1, .prior = LSX_PRIOR, .bg = LSX_BG};
     v.nseg = (uint32_t)((pixels + (1u << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2);
     v.ioff = choose_ioff(u, pixels);
     if (threads < 1) threads = 1;
@@ -594,7 +595,7 @@ aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint3
      * recomputed); helpers: chunks they can take while the row above decodes */
     uint32_t nb = threads == 1 ? 1 : (W + DECODE_CHUNK - 1) / DECODE_CHUNK;
     dec_rows d = {.v = &v, .img = img};
-    int have_state = lsx_state_init(&d.s, W, v.set) == 0;
+    int have_state = lsx_state_init(&d.s, W, v.set, v.bg) == 0;
     d.bands = calloc(nb, sizeof *d.bands);
     uint32_t *need = malloc(nb * sizeof *need);
     d.rows = malloc(3 * (size_t)W * sizeof *d.rows);

@@ -182,24 +182,28 @@ double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *
 
 /* ---- column means, error levels, blend ------------------------------ */
 
-int lsx_state_init(lsx_state *s, uint32_t W, int set)
+int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
 {
     memset(s, 0, sizeof *s);
     s->W = W;
     s->set = set;
-    s->np = set ? 5 : 3;
+    s->bg = bg != 0;
+    s->np = (set ? 5 : 3) + s->bg;
     s->colerr_w = set ? 0 : LSX_COLERR_W;
-    int32_t **arrays[] = {&s->cm_a,      &s->cm_b,      &s->cm_a_prev, &s->cm_b_prev,
-                          &s->err[0][0], &s->err[0][1], &s->err[1][0], &s->err[1][1],
-                          &s->err[2][0], &s->err[2][1], &s->err[3][0], &s->err[3][1],
-                          &s->err[4][0], &s->err[4][1], &s->colerr[0], &s->colerr[1],
-                          &s->colerr[2], &s->colerr[3], &s->colerr[4]};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
-        *arrays[i] = calloc(W, sizeof(int32_t));
-        if (!*arrays[i]) {
+    int32_t **arrays[4 + 3 * LSX_NPRED + 2], ***a = arrays;
+    *a++ = &s->cm_a, *a++ = &s->cm_b, *a++ = &s->cm_a_prev, *a++ = &s->cm_b_prev;
+    for (int k = 0; k < LSX_NPRED; k++) *a++ = &s->err[k][0], *a++ = &s->err[k][1], *a++ = &s->colerr[k];
+    *a++ = &s->bg_c, *a++ = &s->bg_s;
+    for (int32_t ***p = arrays; p < a; p++) {
+        **p = calloc(W, sizeof(int32_t));
+        if (!**p) {
             lsx_state_free(s);
             return -1;
         }
+    }
+    if (!(s->bg_w = calloc(W, sizeof(int64_t)))) {
+        lsx_state_free(s);
+        return -1;
     }
     return 0;
 }
@@ -215,6 +219,9 @@ void lsx_state_free(lsx_state *s)
         free(s->err[k][1]);
         free(s->colerr[k]);
     }
+    free(s->bg_c);
+    free(s->bg_s);
+    free(s->bg_w);
     memset(s, 0, sizeof *s);
 }
 
@@ -254,6 +261,7 @@ void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p
         p[3] = lsx_rv_fit(s->rv, n, (double)z[2], (double)z[3]);
         p[4] = lsx_af_fit(s->af[1], n, (double)z[1]);
     }
+    if (s->bg) p[s->np - 1] = lsx_bg_predict(&s->bg_row, s->bg_c[n]);
 }
 
 void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *p, const int32_t *z)
@@ -275,6 +283,9 @@ void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *
         if (s->set) {
             lsx_af_add(s->af[1], y, z[1]);
             lsx_rv_add(s->rv, y, z[2], z[3]);
+        }
+        if (s->bg) {
+            lsx_bg_row_add(&s->bg_row, s->bg_c[n], s->bg_s[n], s->bg_w[n], x);
         }
     }
 }
@@ -298,5 +309,13 @@ void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
         int32_t a = s->cm_a_prev[n], b = s->cm_b_prev[n];
         s->cm_a[n] = m == 0 ? x16 : lsx_mean_step(a, x16, LSX_CM_A_SHIFT);
         s->cm_b[n] = m == 0 ? x16 : lsx_mean_step(b, x16, LSX_CM_B_SHIFT);
+    }
+    if (s->bg) {
+        for (uint32_t n = 0; n < s->W; n++) {
+            if (m == 0) lsx_bg_column_start(&s->bg_c[n], &s->bg_s[n], row[n]);
+            else lsx_bg_column_step(&s->bg_c[n], &s->bg_s[n], m, row[n]);
+            s->bg_w[n] = lsx_bg_weight(s->bg_s[n]);
+        }
+        lsx_bg_row_start(&s->bg_row);
     }
 }
