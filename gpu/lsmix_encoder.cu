@@ -33,6 +33,9 @@ struct lsx_gpu_state {
     int32_t *cma, *cmb;
     double *ls[2], *af, *rv, *al[2]; /* [0]: forgetting LSX_FORGET, [1]: LSX_ROW_FORGET */
     int32_t *err, *colerr, *emin;
+    int32_t *bg_c, *bg_s; /* BG column levels and scales before each row */
+    int64_t *bg_w;
+    double *bg;
     int64_t *rowsums; /* the row fits' sums, [24][px] */
     int32_t *res[NPIPE];
     uint32_t *act[NPIPE];
@@ -48,6 +51,10 @@ struct lsx_gpu_state {
     uint16_t *hist;
     uint32_t *table, *seg_len;
     int staged_nk; /* candidates per pipeline the device's pipes and cands hold; 0: none */
+    /* BG depends on the pixels alone: it runs on a stream of its own while
+     * the LS stage runs on the caller's (kept across buffer regrowth) */
+    cudaStream_t side;
+    cudaEvent_t fork, join;
     /* pinned host */
     uint8_t *h_stage;   /* pipes, cands, cand_pipe, as the device holds them */
     uint32_t *h_seg_len;
@@ -62,19 +69,25 @@ static void free_buffers(lsx_gpu_state *s)
                    s->al[1],  s->err,    s->colerr, s->emin,    s->rowsums, s->res[0], s->res[1],  s->res[2],
                    s->act[0], s->act[1], s->act[2], s->itok[0], s->itok[1], s->itok[2], s->itok_hist,
                    s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
-                   s->body,   s->hist,   s->table,  s->seg_len};
+                   s->body,   s->hist,   s->table,  s->seg_len, s->bg_c,    s->bg_s,      s->bg_w, s->bg};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
     cudaFreeHost(s->h_stage);
     cudaFreeHost(s->h_seg_len);
     cudaFreeHost(s->h_info);
     cudaFreeHost(s->h_body);
+    cudaStream_t side = s->side;
+    cudaEvent_t fork = s->fork, join = s->join;
     memset(s, 0, sizeof *s);
+    s->side = side, s->fork = fork, s->join = join;
 }
 
 void lsx_gpu_free(lsx_gpu_state *s)
 {
     if (!s) return;
     free_buffers(s);
+    if (s->side) cudaStreamDestroy(s->side);
+    if (s->fork) cudaEventDestroy(s->fork);
+    if (s->join) cudaEventDestroy(s->join);
     free(s);
 }
 
@@ -102,7 +115,11 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->af, 8 * px);
     ALLOC(s->rv, 8 * px);
     ALLOC(s->err, 4 * LSX_NPRED * px);
-    ALLOC(s->colerr, 4 * 3 * px);
+    ALLOC(s->colerr, 4 * LSX_NPRED * px);
+    ALLOC(s->bg_c, 4 * px);
+    ALLOC(s->bg_s, 4 * px);
+    ALLOC(s->bg_w, 8 * px);
+    ALLOC(s->bg, 8 * px);
     ALLOC(s->emin, 4 * px);
     ALLOC(s->rowsums, 8 * 24 * px);
     for (int i = 0; i < NPIPE; i++) {
@@ -124,6 +141,9 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->table, 4 * (size_t)max_cand * tab);
     ALLOC(s->seg_len, 4 * (size_t)max_cand * nseg);
 #undef ALLOC
+    if (rc == cudaSuccess && !s->side) rc = cudaStreamCreateWithFlags(&s->side, cudaStreamNonBlocking);
+    if (rc == cudaSuccess && !s->fork) rc = cudaEventCreateWithFlags(&s->fork, cudaEventDisableTiming);
+    if (rc == cudaSuccess && !s->join) rc = cudaEventCreateWithFlags(&s->join, cudaEventDisableTiming);
     if (rc == cudaSuccess) rc = lsx_gpu_init_tables(0);
     if (rc == cudaSuccess) rc = cudaDeviceSynchronize();
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_stage, 65536, cudaHostAllocPortable);
@@ -236,6 +256,10 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         s->staged_nk = nk;
     }
     uint16_t *ioff = (uint16_t *)(s->info + NPIPE * 8);
+    CK(cudaEventRecord(s->fork, st));
+    CK(cudaStreamWaitEvent(s->side, s->fork, 0));
+    CK(lsx_gpu_bg(x, W, H, s->bg_c, s->bg_s, s->bg_w, s->bg, s->side));
+    CK(cudaEventRecord(s->join, s->side));
     CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, st));
     CK(lsx_gpu_ioff(s->pxhist, px, ioff, st));
     CK(lsx_gpu_column_means(x, W, H, s->cma, s->cmb, st));
@@ -243,10 +267,11 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     if (bands) CK(bands(bands_ctx, s->ls, st));
     MARK(2);
     CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, s->rowsums, s->af, s->rv, s->al[0], s->al[1], st));
+    CK(cudaStreamWaitEvent(st, s->join, 0));
     MARK(3);
     for (int i = 0; i < NPIPE; i++) {
         const int l = i == 2; /* pipeline 2 runs on the LS of forgetting 1 */
-        lsx_gpu_planes pl = {W, H, x, s->cma, s->cmb, s->ls[l], s->af, s->rv, s->al[l]};
+        lsx_gpu_planes pl = {W, H, x, s->cma, s->cmb, s->ls[l], s->af, s->rv, s->al[l], LSX_BG ? s->bg : NULL};
         CK(lsx_gpu_residuals(&pl, &hp[i], ioff, st));
     }
     MARK(4);
@@ -303,6 +328,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     if (v.nib > 1) memcpy(v.ibnd, s->h_info + 8 * pipe + 1, (size_t)v.nib - 1);
     v.set = pipe > 0;
     v.prior = LSX_PRIOR;
+    v.bg = LSX_BG;
     v.ioff = (uint16_t)(s->h_info[NPIPE * 8] | s->h_info[NPIPE * 8 + 1] << 8);
     v.nseg = nseg;
     lsx_write_header(out, &v);

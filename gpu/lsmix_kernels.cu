@@ -430,10 +430,60 @@ cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double
     return cudaGetLastError();
 }
 
+/* ---- BG (core/lsmix_bg.h) ---------------------------------------------------- */
+
+/* A thread per column: C, S and the weight before each row, row-major. */
+__global__ void bg_columns_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H, int32_t *__restrict__ c,
+                                  int32_t *__restrict__ s, int64_t *__restrict__ w)
+{
+    const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
+    if (n >= W) return;
+    int32_t cn = 0, sn = 0;
+    for (uint32_t m = 0; m < H; m++) {
+        const size_t i = (size_t)m * W + n;
+        c[i] = cn;
+        s[i] = sn;
+        w[i] = m ? lsx_bg_weight(sn) : 0;
+        if (m == 0) lsx_bg_column_start(&cn, &sn, x[i]);
+        else lsx_bg_column_step(&cn, &sn, m, x[i]);
+    }
+}
+
+/* A thread per row m >= 1: the offset along the row, the prediction of
+ * every pixel. */
+__global__ void bg_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H,
+                               const int32_t *__restrict__ c, const int32_t *__restrict__ s,
+                               const int64_t *__restrict__ w, double *__restrict__ p_bg)
+{
+    const uint32_t m = 1 + blockIdx.x * blockDim.x + threadIdx.x;
+    if (m >= H) return;
+    lsx_bg_row r;
+    lsx_bg_row_start(&r);
+    for (size_t i = (size_t)m * W, e = i + W; i < e; i++) {
+        p_bg[i] = lsx_bg_predict(&r, c[i]);
+        lsx_bg_row_add(&r, c[i], s[i], w[i], x[i]);
+    }
+}
+
+cudaError_t lsx_gpu_bg(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, int32_t *s, int64_t *w,
+                       double *p_bg, cudaStream_t st)
+{
+    bg_columns_kernel<<<(W + 127) / 128, 128, 0, st>>>(x, W, H, c, s, w);
+    if (H > 1) bg_rows_kernel<<<(H - 1 + 63) / 64, 64, 0, st>>>(x, W, H, c, s, w, p_bg);
+    return cudaGetLastError();
+}
+
 /* ---- residuals of one pipeline ------------------------------------------- */
 
-/* The predictions of (m, n): LS, CM, AF (set 0), RV, AL (set 1); row 0:
- * the edge prediction for all. */
+/* The blended predictors of a pipeline: LS, CM, AF (set 0); RV, AL (set 1);
+ * BG last where on. */
+__device__ __forceinline__ int npred(const lsx_gpu_planes &pl, const lsx_gpu_pipe &pp)
+{
+    return (pp.set ? 5 : 3) + (pl.p_bg != NULL);
+}
+
+/* The np predictions of (m, n): LS, CM, AF (set 0), RV, AL (set 1), BG
+ * (last, where on); row 0: the edge prediction for all. */
 __device__ __forceinline__ void predictions(const lsx_gpu_planes &pl, int np, uint32_t m, uint32_t n,
                                             double *p)
 {
@@ -446,16 +496,17 @@ __device__ __forceinline__ void predictions(const lsx_gpu_planes &pl, int np, ui
     p[0] = pl.p_ls[i];
     p[1] = (double)pl.cma[i] * 0.0625;
     p[2] = pl.p_af[i];
-    if (np > 3) {
+    if (np - (pl.p_bg != NULL) > 3) {
         p[3] = pl.p_rv[i];
         p[4] = pl.p_al[i];
     }
+    if (pl.p_bg) p[np - 1] = pl.p_bg[i];
 }
 
 __global__ void errors_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp)
 {
     const size_t px = (size_t)pl.W * pl.H;
-    const int np = pp.set ? 5 : 3;
+    const int np = npred(pl, pp);
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x) {
         double p[LSX_NPRED];
         predictions(pl, np, (uint32_t)(i / pl.W), (uint32_t)(i % pl.W), p);
@@ -497,7 +548,7 @@ __global__ void blend_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp, const uint16_t 
 {
     const uint32_t W = pl.W;
     const size_t px = (size_t)W * pl.H;
-    const int np = pp.set ? 5 : 3;
+    const int np = npred(pl, pp);
     const uint16_t off = *ioff;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x) {
         const uint32_t m = (uint32_t)(i / W), n = (uint32_t)(i % W);
@@ -556,7 +607,8 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
     const size_t px = (size_t)pl->W * pl->H;
     const unsigned blocks = blocks_for(px, 256);
     errors_kernel<<<blocks, 256, 0, st>>>(*pl, *pp);
-    if (!pp->set) column_errors_kernel<<<dim3((pl->W + 127) / 128, 3), 128, 0, st>>>(pl->W, pl->H, *pp);
+    if (!pp->set)
+        column_errors_kernel<<<dim3((pl->W + 127) / 128, 3 + (pl->p_bg != NULL)), 128, 0, st>>>(pl->W, pl->H, *pp);
     blend_kernel<<<blocks, 256, 0, st>>>(*pl, *pp, ioff);
     cudaError_t rc = cudaMemsetAsync(pp->itok_hist, 0, CTX_TOKENS * sizeof(unsigned long long), st);
     if (rc != cudaSuccess) return rc;

@@ -31,13 +31,14 @@ typedef struct {
     const int32_t *cma, *cmb;    /* column means before each row (Q4) */
     const double *p_ls;          /* LS prediction of the pipeline (rows >= 1) */
     const double *p_af, *p_rv, *p_al; /* row fits (rows >= 1); p_rv, p_al only read in set 1 */
+    const double *p_bg;          /* BG prediction (rows >= 1); NULL: no BG member */
 } lsx_gpu_planes;
 
 /* One predictor set over one LS: its residual planes. */
 typedef struct {
     int set;
     int32_t *err;      /* [np][px] |16x - q16(P_k)| */
-    int32_t *colerr;   /* [3][px] set 0: column error level before each row */
+    int32_t *colerr;   /* [np][px] set 0: column error level before each row */
     int32_t *res;      /* [px] residuals */
     int32_t *emin;     /* [px] smallest error level of the blend */
     uint32_t *act;     /* [px] context activity (act16) */
@@ -78,6 +79,13 @@ cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double
 
 /* Errors, column error levels, blend, residuals, activities, intensity
  * tokens and classes of one pipeline; ioff on the device. */
+/* The BG member (core/lsmix_bg.h) of rows >= 1: a thread per column runs
+ * the column levels and scales down the frame into c, s (Q4, Q8) and the
+ * weights w (the values before each row); then a thread per row runs the
+ * row's offset along it into p_bg. */
+cudaError_t lsx_gpu_bg(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, int32_t *s, int64_t *w,
+                       double *p_bg, cudaStream_t st);
+
 cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, const uint16_t *ioff,
                               cudaStream_t st);
 

@@ -132,7 +132,7 @@ int main(int argc, char **argv)
                                         "histogram+D2H", "plan(host)+table H2D", "rANS+scan+compact",
                                         "D2H body"};
     static const char *lsmix_stage[] = {"H2D frame+unpack",      "ioff+column means+LS f=2,1",
-                                        "row fits",              "3 pipelines' residuals",
+                                        "row fits (+BG wait)",   "3 pipelines' residuals",
                                         "contexts+counts+tables", "rANS (all candidates)",
                                         "choice+gather+D2H body"};
     const char **stage = bench_profile == AURP_PROFILE_LSMIX ? lsmix_stage : paper_stage;
