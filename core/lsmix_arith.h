@@ -14,13 +14,15 @@
 
 #define LSX_CM_A_SHIFT 4      /* column mean A moves 1/16 of the way each row */
 #define LSX_CM_B_SHIFT 2      /* column mean B: 1/4 */
-#define LSX_COLERR_SHIFT 3    /* the column error level: 1/8 */
+#define LSX_COLERR_SHIFT 3    /* the column error level: 1/8 (BG streams: 1/16) */
+#define LSX_COLERR_SHIFT_BG 4
 #define LSX_CONST 16          /* value of the constant regressor (Q4 "1") */
 #define LSX_RV_SHIFT 3        /* RV sums lose 1/8 of their weight each pixel */
 #define LSX_RV_SCALE 14       /* RV sum terms are scaled by 2^14 */
 #define LSX_RV_NS 9           /* RV sums: w, y, z0, z1, z0*y, z1*y, z0*z0, z0*z1, z1*z1 */
 #define LSX_RV_RIDGE 16384.0  /* RV ridge (Q4^2 units): pulls both slopes toward 1/2 */
 #define LSX_COLERR_W 2        /* weight of the column error level in an error level (set 0; set 1: 0) */
+#define LSX_COLERR_W_BG 32    /* in BG streams' blend (their context's Emin keeps LSX_COLERR_W) */
 #define LSX_AF_SHIFT 2        /* AF sums lose 1/4 of their weight each pixel */
 #define LSX_AF_SCALE 16       /* AF sum terms are scaled by 2^16 */
 #define LSX_AF_RIDGE 16384.0  /* AF slope ridge (Q4^2 units): pulls the slope toward 1 */
@@ -157,13 +159,36 @@ static inline AURP_HD int32_t lsx_error_level(const int32_t *cur, const int32_t 
     return e;
 }
 
-/* The blend of predictions p[0..np-1] with error levels e[0..np-1]:
- * weights (1 + E/16)^-3, rounded and clamped. */
-static inline AURP_HD uint16_t lsx_blend_of(int np, const int32_t *e, const double *p)
+/* The input of a column error level from row m's errors e of one member:
+ * e[n] in streams without BG; in BG streams the median of e[n-1], e[n],
+ * e[n+1] (e[n] standing in for a neighbour outside the row), so that one
+ * outlier does not lift a column's level for tens of rows. */
+static inline AURP_HD int32_t lsx_colerr_input(const int32_t *e, uint32_t n, uint32_t W, int bg)
+{
+    if (!bg) return e[n];
+    int32_t l = n > 0 ? e[n - 1] : e[n], c = e[n], r = n + 1 < W ? e[n + 1] : e[n];
+    return l < r ? (c < l ? l : c < r ? c : r) : (c < r ? r : c < l ? c : l);
+}
+
+/* The weights of the blend (3.2): (1 + E/16)^-3 in streams without BG; in
+ * BG streams (1 + E/128)^-6 in set 0, whose error levels carry a heavy,
+ * smooth column term and can afford a sharp choice, and (1 + E/128)^-3 in
+ * set 1. */
+enum { LSX_BLEND_CUBE16, LSX_BLEND_SIXTH128, LSX_BLEND_CUBE128 };
+
+static inline AURP_HD int lsx_blend_kind(int set, int bg)
+{
+    return !bg ? LSX_BLEND_CUBE16 : set ? LSX_BLEND_CUBE128 : LSX_BLEND_SIXTH128;
+}
+
+/* The blend of predictions p[0..np-1] with error levels e[0..np-1],
+ * rounded and clamped. */
+static inline AURP_HD uint16_t lsx_blend_of(int np, const int32_t *e, const double *p, int kind)
 {
     double num = 0.0, den = 0.0;
     for (int k = 0; k < np; k++) {
-        double t = (double)e[k] * 0.0625 + 1.0, w = 1.0 / (t * t * t);
+        double t = (double)e[k] * (kind == LSX_BLEND_CUBE16 ? 0.0625 : 0.0078125) + 1.0, u = t * t * t;
+        double w = 1.0 / (kind == LSX_BLEND_SIXTH128 ? u * t * t * t : u);
         num = num + w * p[k];
         den = den + w;
     }

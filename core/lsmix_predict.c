@@ -189,7 +189,10 @@ int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
     s->set = set;
     s->bg = bg != 0;
     s->np = (set ? 5 : 3) + s->bg;
-    s->colerr_w = set ? 0 : LSX_COLERR_W;
+    s->colerr_w = set ? 0 : s->bg ? LSX_COLERR_W_BG : LSX_COLERR_W;
+    s->colerr_ctx_w = set ? 0 : LSX_COLERR_W;
+    s->colerr_shift = s->bg ? LSX_COLERR_SHIFT_BG : LSX_COLERR_SHIFT;
+    s->blend = lsx_blend_kind(set, s->bg);
     int32_t **arrays[4 + 3 * LSX_NPRED + 2], ***a = arrays;
     *a++ = &s->cm_a, *a++ = &s->cm_b, *a++ = &s->cm_a_prev, *a++ = &s->cm_b_prev;
     for (int k = 0; k < LSX_NPRED; k++) *a++ = &s->err[k][0], *a++ = &s->err[k][1], *a++ = &s->colerr[k];
@@ -225,22 +228,19 @@ void lsx_state_free(lsx_state *s)
     memset(s, 0, sizeof *s);
 }
 
-/* The error level of predictor k at (m, n) (lsx_error_level; set 0 adds
- * LSX_COLERR_W times its column error level). */
-static int32_t error_level(const lsx_state *s, int k, uint32_t m, uint32_t n)
-{
-    const int32_t *cur = s->err[k][m & 1], *up = m > 0 ? s->err[k][(m + 1) & 1] : NULL;
-    return lsx_error_level(cur, up, n, s->W, s->set, s->colerr_w * s->colerr[k][n]);
-}
-
 uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin)
 {
     int32_t e[LSX_NPRED];
     for (int k = 0; k < s->np; k++) {
-        e[k] = error_level(s, k, m, n);
-        if (k == 0 || e[k] < *emin) *emin = e[k];
+        /* the neighbours' errors, plus (set 0) the column error level
+         * weighted for the blend and, apart, for the context's Emin */
+        const int32_t *cur = s->err[k][m & 1], *up = m > 0 ? s->err[k][(m + 1) & 1] : NULL;
+        const int32_t local = lsx_error_level(cur, up, n, s->W, s->set, 0), col = s->colerr[k][n];
+        e[k] = local + s->colerr_w * col;
+        const int32_t ectx = local + s->colerr_ctx_w * col;
+        if (k == 0 || ectx < *emin) *emin = ectx;
     }
-    return lsx_blend_of(s->np, e, p);
+    return lsx_blend_of(s->np, e, p, s->blend);
 }
 
 void lsx_sources(const lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls,
@@ -295,8 +295,10 @@ void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
     for (int k = 0; k < s->np && s->colerr_w != 0; k++) {
         const int32_t *e = s->err[k][m & 1];
         int32_t *c = s->colerr[k];
-        for (uint32_t n = 0; n < s->W; n++)
-            c[n] = m == 0 ? e[n] : lsx_mean_step(c[n], e[n], LSX_COLERR_SHIFT);
+        for (uint32_t n = 0; n < s->W; n++) {
+            const int32_t v = lsx_colerr_input(e, n, s->W, s->bg);
+            c[n] = m == 0 ? v : lsx_mean_step(c[n], v, s->colerr_shift);
+        }
     }
     int32_t *t = s->cm_a_prev;
     s->cm_a_prev = s->cm_a;

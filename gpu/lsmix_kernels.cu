@@ -518,27 +518,30 @@ __global__ void errors_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp)
     }
 }
 
-/* Set 0: the column error level of each predictor before each row. */
-__global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp)
+/* Set 0: the column error level of each predictor before each row (bg:
+ * the stream has the BG member, and with it the median input and rate of
+ * lsx_colerr_input / LSX_COLERR_SHIFT_BG). */
+__global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, int bg)
 {
     const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
     if (n >= W) return;
     const size_t px = (size_t)W * H;
-    const int32_t *__restrict__ err = pp.err + k * px + n;
+    const int32_t *__restrict__ err = pp.err + k * px;
     int32_t *__restrict__ col = pp.colerr + k * px + n;
+    const int shift = bg ? LSX_COLERR_SHIFT_BG : LSX_COLERR_SHIFT;
     int32_t c = 0;
-    /* 8 rows' errors loaded before any store: the loads do not wait on the
+    /* 8 rows' inputs loaded before any store: the loads do not wait on the
      * recurrence */
     for (uint32_t m0 = 0; m0 < H; m0 += 8) {
         int32_t e[8];
 #pragma unroll
-        for (int j = 0; j < 8; j++) e[j] = m0 + j < H ? err[(size_t)(m0 + j) * W] : 0;
+        for (int j = 0; j < 8; j++) e[j] = m0 + j < H ? lsx_colerr_input(err + (size_t)(m0 + j) * W, n, W, bg) : 0;
 #pragma unroll
         for (int j = 0; j < 8; j++) {
             const uint32_t m = m0 + (uint32_t)j;
             if (m < H) {
                 col[(size_t)m * W] = c;
-                c = m == 0 ? e[j] : lsx_mean_step(c, e[j], LSX_COLERR_SHIFT);
+                c = m == 0 ? e[j] : lsx_mean_step(c, e[j], shift);
             }
         }
     }
@@ -548,7 +551,11 @@ __global__ void blend_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp, const uint16_t 
 {
     const uint32_t W = pl.W;
     const size_t px = (size_t)W * pl.H;
-    const int np = npred(pl, pp);
+    const int np = npred(pl, pp), bg = pl.p_bg != NULL;
+    /* lsx_blend: the column error level weighs colerr_w in the blend and
+     * colerr_ctx_w in Emin (set 0; 0 both in set 1) */
+    const int colerr_w = pp.set ? 0 : bg ? LSX_COLERR_W_BG : LSX_COLERR_W, colerr_ctx_w = pp.set ? 0 : LSX_COLERR_W;
+    const int kind = lsx_blend_kind(pp.set, bg);
     const uint16_t off = *ioff;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x) {
         const uint32_t m = (uint32_t)(i / W), n = (uint32_t)(i % W);
@@ -562,11 +569,13 @@ __global__ void blend_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp, const uint16_t 
             predictions(pl, np, m, n, p);
             for (int k = 0; k < np; k++) {
                 const int32_t *ek = pp.err + (size_t)k * px + (size_t)m * W;
-                int32_t col = pp.set ? 0 : LSX_COLERR_W * pp.colerr[(size_t)k * px + i];
-                e[k] = lsx_error_level(ek, ek - W, n, W, pp.set, col);
-                if (k == 0 || e[k] < emin) emin = e[k];
+                const int32_t local = lsx_error_level(ek, ek - W, n, W, pp.set, 0);
+                const int32_t col = pp.set ? 0 : pp.colerr[(size_t)k * px + i];
+                e[k] = local + colerr_w * col;
+                const int32_t ectx = local + colerr_ctx_w * col;
+                if (k == 0 || ectx < emin) emin = ectx;
             }
-            pred = lsx_blend_of(np, e, p);
+            pred = lsx_blend_of(np, e, p, kind);
         }
         pp.res[i] = (int32_t)pl.x[i] - (int32_t)pred;
         pp.emin[i] = emin;
@@ -608,7 +617,8 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
     const unsigned blocks = blocks_for(px, 256);
     errors_kernel<<<blocks, 256, 0, st>>>(*pl, *pp);
     if (!pp->set)
-        column_errors_kernel<<<dim3((pl->W + 127) / 128, 3 + (pl->p_bg != NULL)), 128, 0, st>>>(pl->W, pl->H, *pp);
+        column_errors_kernel<<<dim3((pl->W + 127) / 128, 3 + (pl->p_bg != NULL)), 128, 0, st>>>(pl->W, pl->H, *pp,
+                                                                                        pl->p_bg != NULL);
     blend_kernel<<<blocks, 256, 0, st>>>(*pl, *pp, ioff);
     cudaError_t rc = cudaMemsetAsync(pp->itok_hist, 0, CTX_TOKENS * sizeof(unsigned long long), st);
     if (rc != cudaSuccess) return rc;

@@ -98,7 +98,7 @@ static double *ls_predictions(const char *name, const uint16_t *u, uint32_t W, u
     lsx_band b;
     lsx_state s;
     lsx_band_init(&b, &pp, W, 0, W);
-    lsx_state_init(&s, W, 0);
+    lsx_state_init(&s, W, 0, 0);
     for (uint32_t m = 0; m < H; m++) {
         const uint16_t *cur = u + (size_t)m * W;
         if (m > 0) {
@@ -135,7 +135,7 @@ static void predict_pass(const uint16_t *u, uint32_t W, uint32_t H, int set, con
                          uint16_t *pred, int32_t *emin_out, float *frac)
 {
     lsx_state s;
-    lsx_state_init(&s, W, set);
+    lsx_state_init(&s, W, set, 0);
     int cw = o_cw >= 0 ? o_cw : s.colerr_w;
     int ww = o_blww >= 0 ? o_blww : set;
     s.colerr_w = cw; /* lsx_end_row keeps the column levels only when nonzero */

@@ -404,7 +404,7 @@ static double adaptive_bits(const lsx_view *v)
     uint8_t amap[NB], imap[CTX_TOKENS];
     for (int b = 0; b < g_nbin; b++) amap[b] = (uint8_t)ctx_of(g_edge[b], v->thr, v->nctx);
     for (int t = 0; t < CTX_TOKENS; t++) imap[t] = (uint8_t)intensity_class(v, t);
-    ctx_model_init(&cm, v->nctx * v->nib);
+    ctx_model_init(&cm, v->nctx * v->nib, v->nib, v->prior);
     double b = 0;
     const int nib = v->nib;
     for (uint64_t i = 0; i < g_N; i++) {

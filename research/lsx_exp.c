@@ -74,7 +74,7 @@ static double *ls_predictions(const char *name, const uint16_t *u, uint32_t W, u
     lsx_band b;
     lsx_state s;
     lsx_band_init(&b, &pp, W, 0, W);
-    lsx_state_init(&s, W);
+    lsx_state_init(&s, W, 0, 0);
     for (uint32_t m = 0; m < H; m++) {
         const uint16_t *cur = u + (size_t)m * W;
         if (m > 0) {

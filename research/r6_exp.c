@@ -83,7 +83,7 @@ static double *ls_predictions(const char *name, int F)
     lsx_band b;
     lsx_state s;
     lsx_band_init(&b, &pp, W, 0, W);
-    lsx_state_init(&s, W, 0);
+    lsx_state_init(&s, W, 0, 0);
     for (uint32_t m = 0; m < H; m++) {
         const uint16_t *cur = U + (size_t)m * W;
         if (m > 0) {
@@ -211,7 +211,7 @@ static int32_t *CMA, *CMB;     /* column means before row m (Q4) */
 static void lsmix_pass(const double *p_ls, int32_t *res, uint32_t *act, uint8_t *itok)
 {
     lsx_state s;
-    lsx_state_init(&s, W, SET);
+    lsx_state_init(&s, W, SET, 0);
     NP = s.np;
     for (int k = 0; k < NP; k++) MEM[k] = malloc(N * sizeof(double));
     CMA = malloc(N * 4);
@@ -272,7 +272,7 @@ static double blend_members(int nm, double *const *mem, int32_t *res, uint32_t *
                     e[k] = tr_level(&t, k, m, n);
                     if (k == 0 || e[k] < emin) emin = e[k];
                 }
-                pred = lsx_blend_of(nm, e, p);
+                pred = lsx_blend_of(nm, e, p, LSX_BLEND_CUBE16);
             }
             if (out) out[i] = pred;
             r0[n] = (int32_t)cur[n] - pred;
