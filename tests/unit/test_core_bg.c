@@ -1,0 +1,75 @@
+/* BG, the lsmix blend's background member (core/lsmix_bg.h): its column
+ * level and scale follow the background and not the lines that cross it,
+ * and its row offset follows a row's level change and not an outlier. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "lsmix.h"
+
+/* Deterministic noise of about +-sd (a sum of uniforms). */
+static int noise(uint32_t *state, int sd)
+{
+    int v = 0;
+    for (int k = 0; k < 4; k++) {
+        *state = *state * 1664525u + 1013904223u;
+        v += (int)(*state >> 16) % (sd + 1) - sd / 2;
+    }
+    return v;
+}
+
+Test(core_bg, column_level_follows_the_background_not_a_line)
+{
+    uint32_t rng = 1;
+    int32_t c, s;
+    lsx_bg_column_start(&c, &s, 1000);
+    for (uint32_t m = 1; m < 200; m++) lsx_bg_column_step(&c, &s, m, (uint16_t)(1000 + noise(&rng, 6)));
+    cr_assert(c > 16 * 997 && c < 16 * 1003, "level %d after 200 rows of 1000 +- noise", c);
+    const int32_t scale = s;
+    cr_assert(scale >= LSX_BG_SMIN && scale < 256 * 20, "scale %d (Q8) for noise of a few ADU", scale);
+    /* a bright line crosses the column for 20 rows: the level barely moves */
+    const int32_t before = c;
+    for (uint32_t m = 200; m < 220; m++) lsx_bg_column_step(&c, &s, m, 30000);
+    cr_assert(c - before < 16 * 4, "a 30000 ADU line moved the level by %d (Q4)", c - before);
+    for (uint32_t m = 220; m < 400; m++) lsx_bg_column_step(&c, &s, m, (uint16_t)(1000 + noise(&rng, 6)));
+    cr_assert(c > 16 * 995 && c < 16 * 1005, "level %d after the line", c);
+    /* a real change of the background is followed: a step to 1200 */
+    for (uint32_t m = 400; m < 700; m++) lsx_bg_column_step(&c, &s, m, (uint16_t)(1200 + noise(&rng, 6)));
+    cr_assert(c > 16 * 1190 && c < 16 * 1210, "level %d after a step to 1200", c);
+}
+
+Test(core_bg, first_rows_are_a_running_mean)
+{
+    int32_t c, s;
+    lsx_bg_column_start(&c, &s, 100);
+    cr_assert_eq(c, 1600);
+    cr_assert_eq(s, LSX_BG_S0);
+    lsx_bg_column_step(&c, &s, 1, 102); /* rate 1/2: the mean of two rows */
+    cr_assert_eq(c, 1616);
+}
+
+Test(core_bg, row_offset_follows_the_row_and_ignores_an_outlier)
+{
+    enum { W = 200 };
+    int32_t c[W], s[W];
+    int64_t w[W];
+    for (int n = 0; n < W; n++) c[n] = 16 * (500 + 3 * n), s[n] = 256 * 4, w[n] = lsx_bg_weight(s[n]);
+    lsx_bg_row r;
+    lsx_bg_row_start(&r);
+    cr_assert_eq(lsx_bg_predict(&r, c[0]), 500.0, "row start: the column level");
+    /* this row sits 20 ADU above the column levels; pixel 120 is a cosmic ray */
+    for (int n = 0; n < W; n++) {
+        if (n == 100) cr_assert(r.o > 16 * 18 && r.o < 16 * 22, "offset %d (Q4) after 100 pixels 20 ADU up", r.o);
+        uint16_t x = (uint16_t)(n == 120 ? 40000 : 500 + 3 * n + 20);
+        lsx_bg_row_add(&r, c[n], s[n], w[n], x);
+        if (n == 120) cr_assert(r.o < 16 * 26, "one outlier threw the offset to %d (Q4)", r.o);
+    }
+    cr_assert(lsx_bg_predict(&r, c[W - 1]) > 500 + 3 * (W - 1) + 18, "prediction follows the row's level");
+}
+
+Test(core_bg, weights_favour_quiet_columns_and_never_vanish)
+{
+    cr_assert_gt(lsx_bg_weight(LSX_BG_SMIN), lsx_bg_weight(256 * 100));
+    cr_assert_geq(lsx_bg_weight(256 * 65535), 1, "the brightest columns still count");
+    cr_assert_eq(lsx_bg_limit(256), 59, "2.5 sigma of a 1 ADU scale, Q4");
+}
