@@ -166,8 +166,11 @@ static inline AURP_HD int32_t lsx_error_level(const int32_t *cur, const int32_t 
 static inline AURP_HD int32_t lsx_colerr_input(const int32_t *e, uint32_t n, uint32_t W, int bg)
 {
     if (!bg) return e[n];
-    int32_t l = n > 0 ? e[n - 1] : e[n], c = e[n], r = n + 1 < W ? e[n + 1] : e[n];
-    return l < r ? (c < l ? l : c < r ? c : r) : (c < r ? r : c < l ? c : l);
+    const int32_t l = n > 0 ? e[n - 1] : e[n], c = e[n], r = n + 1 < W ? e[n + 1] : e[n];
+    /* max(min(l, c), min(max(l, c), r)): selects, not branches (the
+     * errors are noise, the branches would be mispredicted) */
+    const int32_t lo = l < c ? l : c, hi = l < c ? c : l, m = hi < r ? hi : r;
+    return lo > m ? lo : m;
 }
 
 /* The weights of the blend (3.2): (1 + E/16)^-3 in streams without BG; in
