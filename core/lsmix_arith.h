@@ -173,6 +173,19 @@ static inline AURP_HD int32_t lsx_colerr_input(const int32_t *e, uint32_t n, uin
     return lo > m ? lo : m;
 }
 
+/* The blend's members (3.2): LS, CM, AF in set 0, and RV, AL in set 1;
+ * BG last in streams with the BG flag. */
+static inline AURP_HD int lsx_npred(int set, int bg) { return (set ? 5 : 3) + (bg != 0); }
+
+/* The column error level (set 0 only): its weight in the blend's error
+ * level, its weight in the context's Emin, and its rate (a shift). */
+static inline AURP_HD int lsx_colerr_weight(int set, int bg)
+{
+    return set ? 0 : bg ? LSX_COLERR_W_BG : LSX_COLERR_W;
+}
+static inline AURP_HD int lsx_colerr_ctx_weight(int set) { return set ? 0 : LSX_COLERR_W; }
+static inline AURP_HD int lsx_colerr_shift(int bg) { return bg ? LSX_COLERR_SHIFT_BG : LSX_COLERR_SHIFT; }
+
 /* The weights of the blend (3.2): (1 + E/16)^-3 in streams without BG; in
  * BG streams (1 + E/128)^-6 in set 0, whose error levels carry a heavy,
  * smooth column term and can afford a sharp choice, and (1 + E/128)^-3 in

@@ -188,10 +188,10 @@ int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
     s->W = W;
     s->set = set;
     s->bg = bg != 0;
-    s->np = (set ? 5 : 3) + s->bg;
-    s->colerr_w = set ? 0 : s->bg ? LSX_COLERR_W_BG : LSX_COLERR_W;
-    s->colerr_ctx_w = set ? 0 : LSX_COLERR_W;
-    s->colerr_shift = s->bg ? LSX_COLERR_SHIFT_BG : LSX_COLERR_SHIFT;
+    s->np = lsx_npred(set, s->bg);
+    s->colerr_w = lsx_colerr_weight(set, s->bg);
+    s->colerr_ctx_w = lsx_colerr_ctx_weight(set);
+    s->colerr_shift = lsx_colerr_shift(s->bg);
     s->blend = lsx_blend_kind(set, s->bg);
     int32_t **arrays[4 + 3 * LSX_NPRED + 2], ***a = arrays;
     *a++ = &s->cm_a, *a++ = &s->cm_b, *a++ = &s->cm_a_prev, *a++ = &s->cm_b_prev;

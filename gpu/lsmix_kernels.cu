@@ -479,7 +479,7 @@ cudaError_t lsx_gpu_bg(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, in
  * BG last where on. */
 __device__ __forceinline__ int npred(const lsx_gpu_planes &pl, const lsx_gpu_pipe &pp)
 {
-    return (pp.set ? 5 : 3) + (pl.p_bg != NULL);
+    return lsx_npred(pp.set, pl.p_bg != NULL);
 }
 
 /* The np predictions of (m, n): LS, CM, AF (set 0), RV, AL (set 1), BG
@@ -528,7 +528,7 @@ __global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, in
     const size_t px = (size_t)W * H;
     const int32_t *__restrict__ err = pp.err + k * px;
     int32_t *__restrict__ col = pp.colerr + k * px + n;
-    const int shift = bg ? LSX_COLERR_SHIFT_BG : LSX_COLERR_SHIFT;
+    const int shift = lsx_colerr_shift(bg);
     int32_t c = 0;
     /* 8 rows' inputs loaded before any store: the loads do not wait on the
      * recurrence */
@@ -554,7 +554,7 @@ __global__ void blend_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp, const uint16_t 
     const int np = npred(pl, pp), bg = pl.p_bg != NULL;
     /* lsx_blend: the column error level weighs colerr_w in the blend and
      * colerr_ctx_w in Emin (set 0; 0 both in set 1) */
-    const int colerr_w = pp.set ? 0 : bg ? LSX_COLERR_W_BG : LSX_COLERR_W, colerr_ctx_w = pp.set ? 0 : LSX_COLERR_W;
+    const int colerr_w = lsx_colerr_weight(pp.set, bg), colerr_ctx_w = lsx_colerr_ctx_weight(pp.set);
     const int kind = lsx_blend_kind(pp.set, bg);
     const uint16_t off = *ioff;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x) {
@@ -617,7 +617,7 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
     const unsigned blocks = blocks_for(px, 256);
     errors_kernel<<<blocks, 256, 0, st>>>(*pl, *pp);
     if (!pp->set)
-        column_errors_kernel<<<dim3((pl->W + 127) / 128, 3 + (pl->p_bg != NULL)), 128, 0, st>>>(pl->W, pl->H, *pp,
+        column_errors_kernel<<<dim3((pl->W + 127) / 128, lsx_npred(0, pl->p_bg != NULL)), 128, 0, st>>>(pl->W, pl->H, *pp,
                                                                                         pl->p_bg != NULL);
     blend_kernel<<<blocks, 256, 0, st>>>(*pl, *pp, ioff);
     cudaError_t rc = cudaMemsetAsync(pp->itok_hist, 0, CTX_TOKENS * sizeof(unsigned long long), st);
