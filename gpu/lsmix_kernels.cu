@@ -484,7 +484,7 @@ __device__ __forceinline__ int npred(const lsx_gpu_planes &pl, const lsx_gpu_pip
 
 /* The np predictions of (m, n): LS, CM, AF (set 0), RV, AL (set 1), BG
  * (last, where on); row 0: the edge prediction for all. */
-__device__ __forceinline__ void predictions(const lsx_gpu_planes &pl, int np, uint32_t m, uint32_t n,
+__device__ __forceinline__ void predictions(const lsx_gpu_planes &pl, int set, int np, uint32_t m, uint32_t n,
                                             double *p)
 {
     const size_t i = (size_t)m * pl.W + n;
@@ -496,7 +496,7 @@ __device__ __forceinline__ void predictions(const lsx_gpu_planes &pl, int np, ui
     p[0] = pl.p_ls[i];
     p[1] = (double)pl.cma[i] * 0.0625;
     p[2] = pl.p_af[i];
-    if (np - (pl.p_bg != NULL) > 3) {
+    if (set) {
         p[3] = pl.p_rv[i];
         p[4] = pl.p_al[i];
     }
@@ -509,7 +509,7 @@ __global__ void errors_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp)
     const int np = npred(pl, pp);
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x) {
         double p[LSX_NPRED];
-        predictions(pl, np, (uint32_t)(i / pl.W), (uint32_t)(i % pl.W), p);
+        predictions(pl, pp.set, np, (uint32_t)(i / pl.W), (uint32_t)(i % pl.W), p);
         const int32_t x16 = 16 * (int32_t)pl.x[i];
         for (int k = 0; k < np; k++) {
             int32_t d = x16 - lsx_q16(p[k]);
@@ -566,7 +566,7 @@ __global__ void blend_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp, const uint16_t 
         } else {
             double p[LSX_NPRED];
             int32_t e[LSX_NPRED];
-            predictions(pl, np, m, n, p);
+            predictions(pl, pp.set, np, m, n, p);
             for (int k = 0; k < np; k++) {
                 const int32_t *ek = pp.err + (size_t)k * px + (size_t)m * W;
                 const int32_t local = lsx_error_level(ek, ek - W, n, W, pp.set, 0);
