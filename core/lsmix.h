@@ -39,7 +39,7 @@ extern "C" {
 #define LSX_MAX_D (LSX_MAX_K + LSX_PREV + LSX_EXTRA)
 #define LSX_MAX_Z (LSX_MAX_D + 1) /* regressors and the target */
 #define LSX_MAX_M 17          /* training window, odd */
-#define LSX_NPRED 6           /* blended predictors: LS, CM, AF (set 0); RV, AL (set 1); BG (last, where on) */
+/* LSX_NPRED (the most blended predictors): lsmix_arith.h */
 #define LSX_NSETS 2           /* predictor sets */
 
 /* Stream-level parameters (the image stream header records them). */
@@ -92,9 +92,7 @@ typedef struct {
     int64_t af[2][5];             /* AF (source B) and AL (source LS) sums of the current row:
                                    * w, y, z, zz, zy (Q4) */
     int64_t rv[LSX_RV_NS];        /* RV sums of the current row */
-    int set, np;                  /* predictor set, its predictors */
-    int colerr_w, colerr_ctx_w;   /* the column error level's weight in the blend and in Emin (set 0) */
-    int colerr_shift, blend;      /* its rate; the blend's weights (lsx_blend_kind) */
+    int set, np, colerr_w;        /* predictor set, its predictors, its column error weight in the blend */
     int bg;                       /* the blend's last member is BG (lsmix_bg.h) */
     int32_t *bg_c, *bg_s;         /* BG column levels (Q4) and scales (Q8) before the current row */
     int64_t *bg_w;                /* and the scales' weights (lsx_bg_weight) */

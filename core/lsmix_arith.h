@@ -29,6 +29,7 @@
 
 /* ---- the LS predictor's regressors and training sums (3.2) ---- */
 
+#define LSX_NPRED 6           /* blended predictors: LS, CM, AF (set 0); RV, AL (set 1); BG (last, where on) */
 #define LSX_PREV 3            /* pixels of the row above: n-1, n, n+1 */
 #define LSX_EXTRA 3           /* column means A and B, the constant */
 
@@ -209,6 +210,22 @@ static inline AURP_HD uint16_t lsx_blend_of(int np, const int32_t *e, const doub
         den = den + w;
     }
     return aurp_round_clamp(num / den);
+}
+
+/* The blend at one pixel (3.2): member k's error level is its neighbours'
+ * errors local[k] (lsx_error_level without the column term) plus its
+ * column error level col[k] weighted colerr_w in the blend and colerr_ctx_w
+ * in the context's Emin (written to *emin); kind: lsx_blend_kind. */
+static inline AURP_HD uint16_t lsx_blend_at(int np, const int32_t *local, const int32_t *col, int colerr_w,
+                                            int colerr_ctx_w, int kind, const double *p, int32_t *emin)
+{
+    int32_t e[LSX_NPRED];
+    for (int k = 0; k < np; k++) {
+        e[k] = local[k] + colerr_w * col[k];
+        const int32_t ectx = local[k] + colerr_ctx_w * col[k];
+        if (k == 0 || ectx < *emin) *emin = ectx;
+    }
+    return lsx_blend_of(np, e, p, kind);
 }
 
 /* ---- context inputs (3.3) ---- */

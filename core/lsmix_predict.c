@@ -190,13 +190,10 @@ int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
     s->bg = bg != 0;
     s->np = lsx_npred(set, s->bg);
     s->colerr_w = lsx_colerr_weight(set, s->bg);
-    s->colerr_ctx_w = lsx_colerr_ctx_weight(set);
-    s->colerr_shift = lsx_colerr_shift(s->bg);
-    s->blend = lsx_blend_kind(set, s->bg);
     int32_t **arrays[4 + 3 * LSX_NPRED + 2], ***a = arrays;
     *a++ = &s->cm_a, *a++ = &s->cm_b, *a++ = &s->cm_a_prev, *a++ = &s->cm_b_prev;
     for (int k = 0; k < LSX_NPRED; k++) *a++ = &s->err[k][0], *a++ = &s->err[k][1], *a++ = &s->colerr[k];
-    *a++ = &s->bg_c, *a++ = &s->bg_s;
+    if (s->bg) *a++ = &s->bg_c, *a++ = &s->bg_s;
     for (int32_t ***p = arrays; p < a; p++) {
         **p = calloc(W, sizeof(int32_t));
         if (!**p) {
@@ -204,7 +201,7 @@ int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
             return -1;
         }
     }
-    if (!(s->bg_w = calloc(W, sizeof(int64_t)))) {
+    if (s->bg && !(s->bg_w = calloc(W, sizeof(int64_t)))) {
         lsx_state_free(s);
         return -1;
     }
@@ -230,17 +227,14 @@ void lsx_state_free(lsx_state *s)
 
 uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin)
 {
-    int32_t e[LSX_NPRED];
+    int32_t local[LSX_NPRED], col[LSX_NPRED];
     for (int k = 0; k < s->np; k++) {
-        /* the neighbours' errors, plus (set 0) the column error level
-         * weighted for the blend and, apart, for the context's Emin */
         const int32_t *cur = s->err[k][m & 1], *up = m > 0 ? s->err[k][(m + 1) & 1] : NULL;
-        const int32_t local = lsx_error_level(cur, up, n, s->W, s->set, 0), col = s->colerr[k][n];
-        e[k] = local + s->colerr_w * col;
-        const int32_t ectx = local + s->colerr_ctx_w * col;
-        if (k == 0 || ectx < *emin) *emin = ectx;
+        local[k] = lsx_error_level(cur, up, n, s->W, s->set, 0);
+        col[k] = s->colerr[k][n];
     }
-    return lsx_blend_of(s->np, e, p, s->blend);
+    return lsx_blend_at(s->np, local, col, s->colerr_w, lsx_colerr_ctx_weight(s->set),
+                        lsx_blend_kind(s->set, s->bg), p, emin);
 }
 
 void lsx_sources(const lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls,
@@ -297,7 +291,7 @@ void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
         int32_t *c = s->colerr[k];
         for (uint32_t n = 0; n < s->W; n++) {
             const int32_t v = lsx_colerr_input(e, n, s->W, s->bg);
-            c[n] = m == 0 ? v : lsx_mean_step(c[n], v, s->colerr_shift);
+            c[n] = m == 0 ? v : lsx_mean_step(c[n], v, lsx_colerr_shift(s->bg));
         }
     }
     int32_t *t = s->cm_a_prev;

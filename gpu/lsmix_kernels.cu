@@ -552,8 +552,6 @@ __global__ void blend_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp, const uint16_t 
     const uint32_t W = pl.W;
     const size_t px = (size_t)W * pl.H;
     const int np = npred(pl, pp), bg = pl.p_bg != NULL;
-    /* lsx_blend: the column error level weighs colerr_w in the blend and
-     * colerr_ctx_w in Emin (set 0; 0 both in set 1) */
     const int colerr_w = lsx_colerr_weight(pp.set, bg), colerr_ctx_w = lsx_colerr_ctx_weight(pp.set);
     const int kind = lsx_blend_kind(pp.set, bg);
     const uint16_t off = *ioff;
@@ -565,17 +563,14 @@ __global__ void blend_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp, const uint16_t 
             pred = n ? pl.x[i - 1] : 0;
         } else {
             double p[LSX_NPRED];
-            int32_t e[LSX_NPRED];
+            int32_t local[LSX_NPRED], col[LSX_NPRED];
             predictions(pl, pp.set, np, m, n, p);
             for (int k = 0; k < np; k++) {
                 const int32_t *ek = pp.err + (size_t)k * px + (size_t)m * W;
-                const int32_t local = lsx_error_level(ek, ek - W, n, W, pp.set, 0);
-                const int32_t col = pp.set ? 0 : pp.colerr[(size_t)k * px + i];
-                e[k] = local + colerr_w * col;
-                const int32_t ectx = local + colerr_ctx_w * col;
-                if (k == 0 || ectx < emin) emin = ectx;
+                local[k] = lsx_error_level(ek, ek - W, n, W, pp.set, 0);
+                col[k] = pp.set ? 0 : pp.colerr[(size_t)k * px + i]; /* set 1 keeps no column levels */
             }
-            pred = lsx_blend_of(np, e, p, kind);
+            pred = lsx_blend_at(np, local, col, colerr_w, colerr_ctx_w, kind, p, &emin);
         }
         pp.res[i] = (int32_t)pl.x[i] - (int32_t)pred;
         pp.emin[i] = emin;
