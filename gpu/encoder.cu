@@ -264,6 +264,16 @@ static aurp_status check_params(const aurp_params *p, aurp_error *err)
     return AURP_OK;
 }
 
+/* After a profiled frame: each stage's device time from its events. */
+static void read_stage_times(aurp_gpu *g)
+{
+    for (int i = 0; i < AURP_GPU_STAGES; i++) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, g->ev[i], g->ev[i + 1]);
+        g->stage_ms[i] = ms;
+    }
+}
+
 /* The lsmix column split: device g > 0 unpacks the frame, makes the column
  * means and solves both trainings' LS of its band [c0, c1) (its training
  * windows reach M/2 columns to each side, read from its own copy of the
@@ -346,12 +356,7 @@ static aurp_status encode_lsmix(aurp_gpu *g, uint32_t W, uint32_t H, const aurp_
                                     p->order, p->equations, c1, g->ndev > 1 ? lsx_other_bands : NULL, &sp, out,
                                     cap, out_len, err);
     if (st == AURP_OK && g->profile) {
-        for (int i = 0; i < AURP_GPU_STAGES; i++) g->stage_ms[i] = 0;
-        for (int i = 0; i < AURP_GPU_STAGES; i++) {
-            float ms = 0;
-            cudaEventElapsedTime(&ms, g->ev[i], g->ev[i + 1]);
-            g->stage_ms[i] = ms;
-        }
+        read_stage_times(g);
         g->host_plan_ms = 0;
     }
     return st;
@@ -489,12 +494,7 @@ extern "C" aurp_status aurp_gpu_encode(aurp_gpu *g, const uint8_t *be16, uint32_
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(g->h_body, g->d_body, body, cudaMemcpyDeviceToHost, z->stream);
     MARK(7);
     if (rc == cudaSuccess) rc = cudaStreamSynchronize(z->stream);
-    if (rc == cudaSuccess && g->profile)
-        for (int i = 0; i < AURP_GPU_STAGES; i++) {
-            float ms = 0;
-            cudaEventElapsedTime(&ms, g->ev[i], g->ev[i + 1]);
-            g->stage_ms[i] = ms;
-        }
+    if (rc == cudaSuccess && g->profile) read_stage_times(g);
     if (rc != cudaSuccess) {
         aurp_plan_free(&plan);
         return aurp_fail(err, AURP_ERR_BACKEND, "gpu:%d: segment coding: %s", d0, cudaGetErrorString(rc));
