@@ -136,20 +136,10 @@ static void column_system(const lsx_band *b, uint32_t n, uint64_t *A, uint64_t *
 static void solve_columns(lsx_band *b, uint32_t n, uint32_t count)
 {
     const int D = b->D, NE = b->NE;
-    if (count == 4) {
-        uint64_t T[4][LSX_MAX_Z * (LSX_MAX_Z + 1) / 2];
-        for (int l = 0; l < 4; l++) {
-            memcpy(T[l], b->G + (size_t)(n + (uint32_t)l - b->c0) * NE, (size_t)NE * sizeof T[l][0]);
-            for (int r = 0; r < D; r++) {
-                uint64_t *d = &T[l][b->gidx[r * D + r]];
-                *d += *d >> b->p.ridge_shift;
-            }
-        }
-        const uint64_t *const Tp[4] = {T[0], T[1], T[2], T[3]};
-        double *const ap[4] = {b->coef + (size_t)(n - b->c0) * D, b->coef + (size_t)(n + 1 - b->c0) * D,
-                               b->coef + (size_t)(n + 2 - b->c0) * D, b->coef + (size_t)(n + 3 - b->c0) * D};
-        if (aurp_solve_ldl_x4(D, Tp, b->gidx, b->hidx, ap)) {
-            memset(b->kused + (n - b->c0), D, 4);
+    if (count == AURP_SOLVE_LANES) {
+        if (aurp_solve_ldl_lanes(D, b->G + (size_t)(n - b->c0) * NE, (size_t)NE, b->gidx, b->hidx,
+                                 b->p.ridge_shift, b->coef + (size_t)(n - b->c0) * D)) {
+            memset(b->kused + (n - b->c0), D, AURP_SOLVE_LANES);
             return;
         }
     }
@@ -165,7 +155,8 @@ void lsx_band_prepare(lsx_band *b, const uint16_t *img, uint32_t m, const int32_
 {
     if (m == 0) return;
     add_training_row(b, img, m, cm_a, cm_b);
-    for (uint32_t n = b->c0; n < b->c1; n += 4) solve_columns(b, n, b->c1 - n < 4 ? b->c1 - n : 4);
+    for (uint32_t n = b->c0; n < b->c1; n += AURP_SOLVE_LANES)
+        solve_columns(b, n, b->c1 - n < AURP_SOLVE_LANES ? b->c1 - n : AURP_SOLVE_LANES);
 }
 
 double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *prev,

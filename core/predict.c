@@ -102,45 +102,58 @@ int aurp_solve_ldl(int k, const uint64_t *G, const uint64_t *h, double *a)
 typedef double lanes_t __attribute__((vector_size(LANES * sizeof(double))));
 typedef long long lmask_t __attribute__((vector_size(LANES * sizeof(long long))));
 
+/* Eight systems a call: two AVX2 registers (or one AVX-512 one) a step, so
+ * that the dependent subtraction chains of two groups overlap. */
+#define GLANES AURP_SOLVE_LANES
+typedef double glanes_t __attribute__((vector_size(GLANES * sizeof(double))));
+typedef long long gmask_t __attribute__((vector_size(GLANES * sizeof(long long))));
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-int aurp_solve_ldl_x4(int k, const uint64_t *const G[4], const uint16_t *gidx, const uint16_t *hidx,
-                      double *const a[4])
+int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, const uint16_t *gidx, const uint16_t *hidx,
+                         int ridge_shift, double *a)
 {
-    lanes_t A[AURP_MAX_ORDER][AURP_MAX_ORDER], L[AURP_MAX_ORDER][AURP_MAX_ORDER];
-    lanes_t U[AURP_MAX_ORDER], invD[AURP_MAX_ORDER], y[AURP_MAX_ORDER], x[AURP_MAX_ORDER];
-    const lanes_t rel = {AURP_PIVOT_REL, AURP_PIVOT_REL, AURP_PIVOT_REL, AURP_PIVOT_REL};
-    const lanes_t one = {1.0, 1.0, 1.0, 1.0};
-    for (int r = 0; r < k; r++)
-        for (int s = r; s < k; s++)
-            for (int l = 0; l < LANES; l++) A[s][r][l] = (double)G[l][gidx[r * k + s]];
+    glanes_t A[AURP_MAX_ORDER][AURP_MAX_ORDER], L[AURP_MAX_ORDER][AURP_MAX_ORDER];
+    glanes_t U[AURP_MAX_ORDER], invD[AURP_MAX_ORDER], y[AURP_MAX_ORDER], x[AURP_MAX_ORDER];
+    glanes_t rel, one;
+    for (int l = 0; l < GLANES; l++) rel[l] = AURP_PIVOT_REL, one[l] = 1.0;
+    for (int r = 0; r < k; r++) {
+        for (int l = 0; l < GLANES; l++) { /* the ridge: G_rr + (G_rr >> r), in integers */
+            uint64_t g = G[l * stride + gidx[r * k + r]];
+            A[r][r][l] = (double)(g + (g >> ridge_shift));
+        }
+        for (int s = r + 1; s < k; s++)
+            for (int l = 0; l < GLANES; l++) A[s][r][l] = (double)G[l * stride + gidx[r * k + s]];
+    }
     for (int j = 0; j < k; j++) {
         for (int i = 0; i < j; i++) {
-            lanes_t t = A[j][i];
+            glanes_t t = A[j][i];
             for (int l = 0; l < i; l++) t = t - U[l] * L[i][l];
             U[i] = t;
             L[j][i] = t * invD[i];
         }
-        lanes_t d = A[j][j];
+        glanes_t d = A[j][j];
         for (int l = 0; l < j; l++) d = d - U[l] * L[j][l];
-        lmask_t ok = (lmask_t)(d > A[j][j] * rel);
-        if (!(ok[0] & ok[1] & ok[2] & ok[3])) return 0;
+        gmask_t ok = (gmask_t)(d > A[j][j] * rel);
+        long long all = -1;
+        for (int l = 0; l < GLANES; l++) all &= ok[l];
+        if (!all) return 0;
         invD[j] = one / d;
     }
     for (int j = 0; j < k; j++) {
-        lanes_t t;
-        for (int l = 0; l < LANES; l++) t[l] = (double)G[l][hidx[j]];
+        glanes_t t;
+        for (int l = 0; l < GLANES; l++) t[l] = (double)G[l * stride + hidx[j]];
         for (int l = 0; l < j; l++) t = t - L[j][l] * y[l];
         y[j] = t;
     }
     for (int j = k - 1; j >= 0; j--) {
-        lanes_t t = y[j] * invD[j];
+        glanes_t t = y[j] * invD[j];
         for (int l = j + 1; l < k; l++) t = t - L[l][j] * x[l];
         x[j] = t;
     }
-    for (int l = 0; l < LANES; l++)
-        for (int j = 0; j < k; j++) a[l][j] = x[j][l];
+    for (int l = 0; l < GLANES; l++)
+        for (int j = 0; j < k; j++) a[l * (size_t)k + j] = x[j][l];
     return 1;
 }
 

@@ -70,14 +70,17 @@ void aurp_predictor_add_row(aurp_predictor *p, const uint16_t *row);
  * a[0..K'-1] and returns K' <= k (0 = use the left neighbour). */
 int aurp_solve_ldl(int k, const uint64_t *G, const uint64_t *h, double *a);
 
-/* aurp_solve_ldl of four systems at once, one a vector lane: each lane does
- * exactly the scalar sequence of IEEE operations.  Lane l's exact integers
- * are read from one array G[l]: G'[r][s] = G[l][gidx[r * k + s]] (r <= s)
- * and h[j] = G[l][hidx[j]], the same k for every lane.  Returns 1 when every
- * lane kept all k regressors (a[l][0..k-1] written, bit for bit the scalar
- * result), else 0 and the caller solves those systems with aurp_solve_ldl. */
-int aurp_solve_ldl_x4(int k, const uint64_t *const G[4], const uint16_t *gidx, const uint16_t *hidx,
-                      double *const a[4]);
+/* aurp_solve_ldl of AURP_SOLVE_LANES ridge systems at once, one a vector
+ * lane: each lane does exactly the scalar sequence of IEEE operations.  Lane
+ * l's exact integers are read from G + l * stride: G'[r][s] = G[l * stride +
+ * gidx[r * k + s]] (r <= s), plus G'[r][r] >> ridge_shift on the diagonal,
+ * and h[j] = G[l * stride + hidx[j]], the same k for every lane.  Returns 1
+ * when every lane kept all k regressors (a[l * k + j], j < k, written, bit
+ * for bit the scalar result),
+ * else 0 and the caller solves those systems with aurp_solve_ldl. */
+#define AURP_SOLVE_LANES 8
+int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, const uint16_t *gidx, const uint16_t *hidx,
+                         int ridge_shift, double *a);
 
 /* Rounds and clamps a prediction value: floor(v + 0.5) limited to [0, 65535]. */
 static inline AURP_HD uint16_t aurp_round_clamp(double v)
