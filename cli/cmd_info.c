@@ -6,7 +6,7 @@
 
 static const char *method_name(int m)
 {
-    return m == AURP_CHUNK_IMAGE ? "image" : m == AURP_CHUNK_GENERAL ? "general" : "stored";
+    return m == AURP_CHUNK_IMAGE ? "image" : m == AURP_CHUNK_GENERAL ? "general" : m == AURP_CHUNK_TEXT ? "text" : "stored";
 }
 
 static void json_string(const char *s)

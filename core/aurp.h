@@ -127,7 +127,7 @@ aurp_status aurp_unpack(const uint8_t *in, size_t in_len, int threads, uint8_t *
                         size_t *out_len, aurp_error *err);
 
 /* What `aurorapack info` prints. */
-enum { AURP_CHUNK_STORED = 0, AURP_CHUNK_GENERAL = 1, AURP_CHUNK_IMAGE = 2 };
+enum { AURP_CHUNK_STORED = 0, AURP_CHUNK_GENERAL = 1, AURP_CHUNK_IMAGE = 2, AURP_CHUNK_TEXT = 3 };
 
 typedef struct {
     int method;           /* AURP_CHUNK_* */

@@ -120,23 +120,33 @@ static void put_chunk_header(uint8_t *p, int method, uint64_t raw, uint64_t enc)
     aurp_put_u64(p + 16, enc);
 }
 
-/* Appends a general (or, if that does not shrink, stored) chunk. */
-static aurp_status pack_general(const uint8_t *src, size_t n, uint8_t *out, size_t cap, size_t *pos,
-                                aurp_error *err)
+/* The coder of the bytes outside the images (FORMAT.md section 1): the
+ * text coder for lsmix packs, the general coder for paper packs (whose
+ * bytes stay those of the first encoder) and for chunks too large for the
+ * text coder's speed. */
+static int text_coded(const aurp_params *p, size_t n)
+{
+    return p->profile == AURP_PROFILE_LSMIX && n <= AURP_TEXT_CHUNK_MAX;
+}
+
+/* Appends a general or text (or, if that does not shrink, stored) chunk. */
+static aurp_status pack_general(const uint8_t *src, size_t n, const aurp_params *p, uint8_t *out, size_t cap,
+                                size_t *pos, aurp_error *err)
 {
     if (n == 0) return AURP_OK;
     if (cap - *pos < CHUNK_HEADER + n)
         return aurp_fail(err, AURP_ERR_CAPACITY, "output buffer too small (%zu bytes)", cap);
     uint8_t *h = out + *pos;
     /* the coder stops as soon as it reaches n bytes: then the chunk is stored */
-    size_t len = aurp_gc_encode(src, n, h + CHUNK_HEADER, n - 1);
+    int text = text_coded(p, n);
+    size_t len = (text ? aurp_tc_encode : aurp_gc_encode)(src, n, h + CHUNK_HEADER, n - 1);
     if (len == (size_t)-1) return aurp_fail(err, AURP_ERR_NOMEM, "out of memory in the general coder");
     if (len == 0 || len >= n) {
         memcpy(h + CHUNK_HEADER, src, n);
         put_chunk_header(h, AURP_CHUNK_STORED, n, n);
         *pos += CHUNK_HEADER + n;
     } else {
-        put_chunk_header(h, AURP_CHUNK_GENERAL, n, len);
+        put_chunk_header(h, text ? AURP_CHUNK_TEXT : AURP_CHUNK_GENERAL, n, len);
         *pos += CHUNK_HEADER + len;
     }
     return AURP_OK;
@@ -181,7 +191,7 @@ aurp_status aurp_pack(const uint8_t *src, size_t src_len, const aurp_region *reg
     for (int i = 0; i <= nregions; i++) {
         uint64_t gap_end = i < nregions ? regions[i].offset : src_len;
         size_t before = pos;
-        st = pack_general(src + at, (size_t)(gap_end - at), out, cap, &pos, err);
+        st = pack_general(src + at, (size_t)(gap_end - at), p, out, cap, &pos, err);
         if (st != AURP_OK) goto done;
         nchunks += pos != before;
         at = gap_end;
@@ -285,7 +295,7 @@ static aurp_status read_chunk(const uint8_t *in, size_t in_len, size_t *pos, uin
         if (h[i]) return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: reserved bytes not zero", index);
     c->raw = aurp_get_u64(h + 8);
     c->enc = aurp_get_u64(h + 16);
-    if (c->method > AURP_CHUNK_IMAGE)
+    if (c->method > AURP_CHUNK_TEXT)
         return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: unknown method %d", index, c->method);
     if (c->raw == 0) return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: restores 0 bytes", index);
     if (c->method == AURP_CHUNK_STORED && c->raw != c->enc)
@@ -349,7 +359,7 @@ static aurp_status check_layout(const uint8_t *in, size_t in_len, const containe
             st = check_image_chunk(&c, i, &v, err);
             if (st != AURP_OK) return st;
         }
-        if (c.method == AURP_CHUNK_GENERAL && c.raw / GC_MAX_EXPANSION >= c.enc)
+        if ((c.method == AURP_CHUNK_GENERAL || c.method == AURP_CHUNK_TEXT) && c.raw / GC_MAX_EXPANSION >= c.enc)
             return aurp_fail(err, AURP_ERR_CORRUPT,
                              "chunk %u: %llu bytes cannot be general-coded in %llu (at most %d per byte)",
                              i, (unsigned long long)c.raw, (unsigned long long)c.enc, GC_MAX_EXPANSION);
@@ -394,10 +404,12 @@ static aurp_status decode_chunk(const chunk *c, uint32_t index, int threads, uin
         memcpy(dst, c->payload, (size_t)c->raw);
         return AURP_OK;
     }
-    if (c->method == AURP_CHUNK_GENERAL) {
-        int rc = aurp_gc_decode(c->payload, (size_t)c->enc, dst, (size_t)c->raw);
+    if (c->method == AURP_CHUNK_GENERAL || c->method == AURP_CHUNK_TEXT) {
+        int text = c->method == AURP_CHUNK_TEXT;
+        int rc = (text ? aurp_tc_decode : aurp_gc_decode)(c->payload, (size_t)c->enc, dst, (size_t)c->raw);
         if (rc == -2) return aurp_fail(err, AURP_ERR_NOMEM, "chunk %u: out of memory", index);
-        if (rc != 0) return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: general coding corrupt", index);
+        if (rc != 0)
+            return aurp_fail(err, AURP_ERR_CORRUPT, "chunk %u: %s coding corrupt", index, text ? "text" : "general");
         return AURP_OK;
     }
     aurp_stream_view v;

@@ -9,11 +9,10 @@
 #include <string.h>
 
 #include "internal.h"
+#include "rangecoder.h"
 
-#define PROB_BITS 16
-#define PROB_ONE (1u << PROB_BITS)
+#define PROB_ONE (1u << RC_PROB_BITS)
 #define ADAPT 4
-#define TOP (1u << 24)
 #define O2_HASH_BITS 8
 
 typedef struct {
@@ -44,57 +43,12 @@ static inline void adapt(uint16_t *p, int bit)
 
 /* ---- encoder ---------------------------------------------------------- */
 
-typedef struct {
-    uint64_t low;
-    uint32_t range;
-    uint8_t cache;
-    uint64_t cache_size;
-    uint8_t *out;
-    size_t pos, cap;
-    int overflow;
-} rc_enc;
-
-static void put(rc_enc *e, uint8_t b)
-{
-    if (e->pos < e->cap) e->out[e->pos++] = b;
-    else e->overflow = 1;
-}
-
-static void shift_low(rc_enc *e)
-{
-    if ((uint32_t)e->low < 0xFF000000u || (e->low >> 32) != 0) {
-        uint8_t carry = (uint8_t)(e->low >> 32);
-        uint8_t temp = e->cache;
-        do {
-            put(e, (uint8_t)(temp + carry));
-            temp = 0xFF;
-        } while (--e->cache_size != 0);
-        e->cache = (uint8_t)(e->low >> 24);
-    }
-    e->cache_size++;
-    e->low = (e->low & 0x00FFFFFFu) << 8;
-}
-
-static inline void enc_bit(rc_enc *e, uint32_t p0, int bit)
-{
-    uint32_t bound = (e->range >> PROB_BITS) * p0;
-    if (!bit) {
-        e->range = bound;
-    } else {
-        e->low += bound;
-        e->range -= bound;
-    }
-    while (e->range < TOP) {
-        e->range <<= 8;
-        shift_low(e);
-    }
-}
-
 size_t aurp_gc_encode(const uint8_t *src, size_t n, uint8_t *out, size_t cap)
 {
     model *m = model_new();
     if (!m) return (size_t)-1;
-    rc_enc e = {.low = 0, .range = 0xFFFFFFFFu, .cache = 0, .cache_size = 1, .out = out, .cap = cap};
+    rc_enc e;
+    rc_enc_init(&e, out, cap);
     uint32_t c1 = 0, c2 = 0;
     for (size_t i = 0; i < n && !e.overflow; i++) {
         uint16_t *t1 = m->o1 + (c1 << 8);
@@ -103,7 +57,7 @@ size_t aurp_gc_encode(const uint8_t *src, size_t n, uint8_t *out, size_t cap)
         for (int b = 7; b >= 0; b--) {
             int bit = (src[i] >> b) & 1;
             uint32_t p0 = ((uint32_t)t1[node] + t2[node]) >> 1;
-            enc_bit(&e, p0, bit);
+            rc_enc_bit(&e, p0, bit);
             adapt(&t1[node], bit);
             adapt(&t2[node], bit);
             node = (node << 1) | (uint32_t)bit;
@@ -111,53 +65,18 @@ size_t aurp_gc_encode(const uint8_t *src, size_t n, uint8_t *out, size_t cap)
         c2 = c1;
         c1 = src[i];
     }
-    for (int i = 0; i < 5; i++) shift_low(&e);
     free(m);
-    return e.overflow ? 0 : e.pos;
+    return rc_enc_finish(&e);
 }
 
 /* ---- decoder ---------------------------------------------------------- */
 
-typedef struct {
-    uint32_t range, code;
-    const uint8_t *in;
-    size_t pos, len;
-    int overrun;
-} rc_dec;
-
-static inline uint8_t next(rc_dec *d)
-{
-    if (d->pos < d->len) return d->in[d->pos++];
-    d->overrun = 1;
-    return 0;
-}
-
-static inline int dec_bit(rc_dec *d, uint32_t p0)
-{
-    uint32_t bound = (d->range >> PROB_BITS) * p0;
-    int bit;
-    if (d->code < bound) {
-        d->range = bound;
-        bit = 0;
-    } else {
-        d->code -= bound;
-        d->range -= bound;
-        bit = 1;
-    }
-    while (d->range < TOP) {
-        d->range <<= 8;
-        d->code = (d->code << 8) | next(d);
-    }
-    return bit;
-}
-
 int aurp_gc_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t n)
 {
-    if (in_len < 5 || in[0] != 0) return -1;
+    rc_dec d;
+    if (rc_dec_init(&d, in, in_len) != 0) return -1;
     model *m = model_new();
     if (!m) return -2;
-    rc_dec d = {.range = 0xFFFFFFFFu, .code = aurp_get_u32(in + 1), .in = in, .pos = 5, .len = in_len};
-    d.code = (d.code >> 24) | ((d.code >> 8) & 0xFF00u) | ((d.code << 8) & 0xFF0000u) | (d.code << 24);
     uint32_t c1 = 0, c2 = 0;
     for (size_t i = 0; i < n && !d.overrun; i++) {
         uint16_t *t1 = m->o1 + (c1 << 8);
@@ -165,7 +84,7 @@ int aurp_gc_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t n)
         uint32_t node = 1;
         for (int b = 0; b < 8; b++) {
             uint32_t p0 = ((uint32_t)t1[node] + t2[node]) >> 1;
-            int bit = dec_bit(&d, p0);
+            int bit = rc_dec_bit(&d, p0);
             adapt(&t1[node], bit);
             adapt(&t2[node], bit);
             node = (node << 1) | (uint32_t)bit;
@@ -175,6 +94,5 @@ int aurp_gc_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t n)
         c1 = out[i];
     }
     free(m);
-    /* the encoder flushes all of low: a valid stream leaves code = 0 */
-    return (!d.overrun && d.pos == in_len && d.code == 0) ? 0 : -1;
+    return rc_dec_valid_end(&d) ? 0 : -1;
 }

@@ -42,6 +42,13 @@ size_t aurp_gc_encode(const uint8_t *src, size_t n, uint8_t *out, size_t cap);
  * exactly.  Returns 0, -1 if corrupt, -2 if out of memory. */
 int aurp_gc_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t n);
 
+/* The text coder (FORMAT.md section 5.2), the same interface as the general
+ * coder's; the container uses it for the non-image bytes of lsmix packs up
+ * to AURP_TEXT_CHUNK_MAX bytes (it codes about 1 MB/s). */
+#define AURP_TEXT_CHUNK_MAX ((size_t)1 << 20)
+size_t aurp_tc_encode(const uint8_t *src, size_t n, uint8_t *out, size_t cap);
+int aurp_tc_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t n);
+
 /* ---- frequencies and rANS ------------------------------------------- */
 
 /* aurp_normalize with probability bits P (12..20).  Returns AURP_OK, or

@@ -13,7 +13,7 @@ SONAME = "libaurorapack.so.1"
 OK, ERR_PARAM, ERR_NOMEM, ERR_CAPACITY, ERR_CORRUPT, ERR_CHECKSUM, ERR_VERSION, ERR_BACKEND, \
     ERR_LIMIT = range(9)
 DEFAULT_MAX_OUTPUT = 4 << 30  # AURP_DEFAULT_MAX_OUTPUT
-CHUNK_METHODS = {0: "stored", 1: "general", 2: "image"}
+CHUNK_METHODS = {0: "stored", 1: "general", 2: "image", 3: "text"}
 
 
 class Error(ctypes.Structure):

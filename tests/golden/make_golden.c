@@ -85,8 +85,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "make_golden: %s: cannot write\n", mpath);
         return 1;
     }
-    /* the generated cases; "general" is the first 2880 bytes of the stored
-     * case's file with no image region (bytes only) */
+    /* the generated cases; "general" and "text" are the first 2880 bytes
+     * of the stored case's file with no image region (bytes only): the
+     * paper profile codes them with the general coder, lsmix with the text
+     * coder */
     static const struct {
         const char *name;
         int profile;
@@ -106,13 +108,14 @@ int main(int argc, char **argv)
         {"lsmix_degenerate", AURP_PROFILE_LSMIX, CORE_FRAME_DEGENERATE, 37, 23, 2, 16, 17, 0},
         {"lsmix_1x1", AURP_PROFILE_LSMIX, CORE_FRAME_SPECTRUM, 1, 1, 5, 6, 9, 0},
         {"lsmix_20000px", AURP_PROFILE_LSMIX, CORE_FRAME_SPECTRUM, 200, 100, 6, 1, 3, 0},
+        {"text", AURP_PROFILE_LSMIX, CORE_FRAME_NOISE, 16, 16, 4, 6, 9, 0},
     };
     int rc = 0;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         size_t n;
         uint8_t *f = fitslike(cases[c].kind, cases[c].w, cases[c].h, cases[c].seed, &n);
         aurp_region r = {2880, cases[c].w, cases[c].h};
-        int bytes_only = strcmp(cases[c].name, "general") == 0;
+        int bytes_only = strcmp(cases[c].name, "general") == 0 || strcmp(cases[c].name, "text") == 0;
         rc |= emit(cases[c].name, cases[c].profile, f, bytes_only ? 2880 : n, bytes_only ? NULL : &r,
                    cases[c].N, cases[c].M, cases[c].T);
         free(f);

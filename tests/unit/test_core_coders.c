@@ -1,10 +1,12 @@
 /* The entropy coding pieces on their own: escape thresholds and
- * frequencies (FORMAT.md 2.2-2.3), rANS segments (2.5) and the
- * general-purpose byte coder (section 4). */
+ * frequencies (FORMAT.md 2.2-2.3), rANS segments (2.5), the
+ * general-purpose byte coder (5.1) and the text coder (5.2). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core_fitshdr.h"
 #include "core_frames.h"
 #include "internal.h"
 
@@ -151,19 +153,29 @@ Test(core_coders, rans_segments)
     free(count);
 }
 
-static void gc_roundtrip(const uint8_t *src, size_t n, size_t *coded)
+typedef size_t (*byte_encoder)(const uint8_t *src, size_t n, uint8_t *out, size_t cap);
+typedef int (*byte_decoder)(const uint8_t *in, size_t in_len, uint8_t *out, size_t n);
+
+/* A byte coder's round trip; a truncated coding and a too small output are
+ * refused.  Returns the coded length. */
+static size_t coder_roundtrip(byte_encoder enc, byte_decoder dec, const uint8_t *src, size_t n)
 {
     size_t cap = n + n / 8 + 64;
     uint8_t *buf = malloc(cap), *back = malloc(n + 1);
-    size_t len = aurp_gc_encode(src, n, buf, cap);
+    size_t len = enc(src, n, buf, cap);
     cr_assert(len > 0 && len != (size_t)-1);
-    cr_assert_eq(aurp_gc_decode(buf, len, back, n), 0);
-    cr_assert(memcmp(src, back, n) == 0, "general coder round trip of %zu bytes", n);
-    cr_assert_neq(aurp_gc_decode(buf, len - 1, back, n), 0, "truncated general coding accepted");
-    cr_assert_eq(aurp_gc_encode(src, n, buf, len - 1), 0u, "cap too small accepted");
-    *coded = len;
+    cr_assert_eq(dec(buf, len, back, n), 0);
+    cr_assert(memcmp(src, back, n) == 0, "round trip of %zu bytes", n);
+    cr_assert_neq(dec(buf, len - 1, back, n), 0, "truncated coding accepted");
+    cr_assert_eq(enc(src, n, buf, len - 1), 0u, "cap too small accepted");
     free(buf);
     free(back);
+    return len;
+}
+
+static void gc_roundtrip(const uint8_t *src, size_t n, size_t *coded)
+{
+    *coded = coder_roundtrip(aurp_gc_encode, aurp_gc_decode, src, n);
 }
 
 Test(core_coders, general_coder)
@@ -189,4 +201,65 @@ Test(core_coders, general_coder)
     gc_roundtrip(rnd, sizeof rnd, &len);
     cr_assert_lt(len, sizeof rnd + sizeof rnd / 50, "random data expanded to %zu", len);
     gc_roundtrip(rnd, 1, &len);
+}
+
+/* The header (everything before the image) of a real frame in tests/data/real. */
+static uint8_t *real_header(const char *name, size_t *n)
+{
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/real/%s", name);
+    size_t len;
+    uint8_t *file = core_read_file(path, &len);
+    cr_assert(file, "%s: cannot read (tests run from the repository root)", path);
+    uint64_t off;
+    uint32_t w, h;
+    cr_assert_eq(core_fits_primary_image(file, len, &off, &w, &h), 0, "%s: no primary image", path);
+    *n = (size_t)off;
+    return file;
+}
+
+static const char *const real_frames[] = {"kast_b1_arc.fits", "kast_b27_science.fits",
+                                          "trex_20230503T060000_f0.fits", "trex_20230503T060000_f1.fits"};
+
+Test(core_coders, text_coder)
+{
+    /* what the general coder is tested on, round trip and bounds */
+    uint8_t zeros[20000] = {0}, rnd[5000];
+    cr_assert_lt(coder_roundtrip(aurp_tc_encode, aurp_tc_decode, zeros, sizeof zeros), 100u);
+    uint64_t s = 1;
+    for (size_t i = 0; i < sizeof rnd; i++) rnd[i] = (uint8_t)core_rand(&s);
+    cr_assert_lt(coder_roundtrip(aurp_tc_encode, aurp_tc_decode, rnd, sizeof rnd), sizeof rnd + sizeof rnd / 50);
+    coder_roundtrip(aurp_tc_encode, aurp_tc_decode, rnd, 1);
+    /* the real frames' headers: less than 0.6 of the general coder's bytes
+     * (0.48 when written: the card column, the match and the priming) */
+    for (size_t f = 0; f < sizeof real_frames / sizeof real_frames[0]; f++) {
+        size_t n;
+        uint8_t *hdr = real_header(real_frames[f], &n);
+        size_t gc = coder_roundtrip(aurp_gc_encode, aurp_gc_decode, hdr, n);
+        size_t tc = coder_roundtrip(aurp_tc_encode, aurp_tc_decode, hdr, n);
+        cr_assert_lt((double)tc, 0.6 * (double)gc, "%s: header of %zu bytes, text %zu, general %zu", real_frames[f], n,
+                     tc, gc);
+        free(hdr);
+    }
+}
+
+/* Every single-bit flip of a real header's text coding is refused or gives
+ * other bytes (the container's checksum then refuses them), never a crash. */
+Test(core_coders, text_coding_bit_flips)
+{
+    size_t n;
+    uint8_t *hdr = real_header(real_frames[2], &n);
+    size_t cap = n + 64;
+    uint8_t *buf = malloc(cap), *back = malloc(n);
+    size_t len = aurp_tc_encode(hdr, n, buf, cap);
+    cr_assert(len > 0 && len != (size_t)-1);
+    for (size_t bit = 0; bit < 8 * len; bit++) {
+        buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        int rc = aurp_tc_decode(buf, len, back, n);
+        cr_assert(rc != 0 || memcmp(back, hdr, n) != 0, "bit %zu flipped: the same bytes, accepted", bit);
+        buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    }
+    free(buf);
+    free(back);
+    free(hdr);
 }

@@ -323,9 +323,12 @@ Test(core_container, fits_like_file_with_two_images)
     cr_assert_eq(aurp_inspect(packed, plen, &info, &err), AURP_OK, "%s", err.msg);
     cr_assert_eq(info.original_size, n);
     cr_assert_eq(info.checksum, aurp_checksum(src, n));
-    /* general, image, general, stored (noise does not shrink), general */
+    /* text, image, text, stored (noise does not shrink), text: lsmix codes
+     * the bytes between images with the text coder */
     cr_assert_eq(info.nchunks, 5);
-    cr_assert_eq(info.chunks[0].method, AURP_CHUNK_GENERAL);
+    cr_assert_eq(info.chunks[0].method, AURP_CHUNK_TEXT);
+    cr_assert_eq(info.chunks[2].method, AURP_CHUNK_TEXT);
+    cr_assert_eq(info.chunks[4].method, AURP_CHUNK_TEXT);
     cr_assert_eq(info.chunks[1].method, AURP_CHUNK_IMAGE);
     cr_assert_eq(info.chunks[1].width, w1);
     cr_assert_eq(info.chunks[1].height, h1);
@@ -338,6 +341,44 @@ Test(core_container, fits_like_file_with_two_images)
     free(packed);
     free(src);
     free(u);
+}
+
+/* The coder of the bytes outside the images (FORMAT.md section 1): text
+ * for lsmix packs up to 2^20 bytes, general above that and for every paper
+ * pack; each round trips. */
+Test(core_container, non_image_bytes_coder_by_profile_and_size)
+{
+    size_t n = ((size_t)1 << 20) + 80;
+    uint8_t *src = malloc(n), *out = NULL;
+    for (size_t i = 0; i < n; i++) src[i] = (uint8_t)("KEYWORD = 'value' / comment   "[i % 30]);
+    static const struct {
+        int profile;
+        size_t len;
+        int method;
+    } cases[] = {{AURP_PROFILE_LSMIX, 2880, AURP_CHUNK_TEXT},
+                 {AURP_PROFILE_LSMIX, (size_t)1 << 20, AURP_CHUNK_TEXT},
+                 {AURP_PROFILE_LSMIX, ((size_t)1 << 20) + 80, AURP_CHUNK_GENERAL},
+                 {AURP_PROFILE_PAPER, 2880, AURP_CHUNK_GENERAL}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        aurp_params p;
+        aurp_params_for_profile(&p, cases[c].profile);
+        size_t cap = aurp_pack_bound(cases[c].len), len, back_len;
+        out = realloc(out, cap);
+        aurp_error err = {{0}};
+        cr_assert_eq(aurp_pack(src, cases[c].len, NULL, 0, &p, NULL, 2, out, cap, &len, &err), AURP_OK, "%s",
+                     err.msg);
+        aurp_info info;
+        cr_assert_eq(aurp_inspect(out, len, &info, &err), AURP_OK, "%s", err.msg);
+        cr_assert_eq(info.nchunks, 1);
+        cr_assert_eq(info.chunks[0].method, cases[c].method, "case %zu: method %d", c, info.chunks[0].method);
+        aurp_info_free(&info);
+        uint8_t *back = malloc(cases[c].len);
+        cr_assert_eq(aurp_unpack(out, len, 2, back, cases[c].len, &back_len, &err), AURP_OK, "%s", err.msg);
+        cr_assert(back_len == cases[c].len && memcmp(back, src, back_len) == 0, "case %zu: other bytes", c);
+        free(back);
+    }
+    free(out);
+    free(src);
 }
 
 Test(core_container, any_bytes)
