@@ -16,7 +16,7 @@
 #include "rangecoder.h"
 #include "textcoder_priming.h"
 
-#define TC_ROW_BITS 12            /* rows of each hashed model */
+#define TC_ROW_BITS 10            /* rows of each hashed model */
 #define TC_HASH_BITS 12           /* match positions */
 #define TC_MODELS 6               /* o0, o1, o2, o3, o4, column */
 #define TC_INPUTS (TC_MODELS + 1) /* and the match model */
@@ -89,7 +89,7 @@ static inline void prob_update(prob_table *t, uint32_t i, int bit)
  * nibble's after each high nibble), the rest hashed */
 static uint32_t model_rows(int k) { return k == 0 ? 17u : 1u << TC_ROW_BITS; }
 
-/* The model and its tables in one allocation (about 1 MB: freed and taken
+/* The model and its tables in one allocation (about 250 KB: freed and taken
  * again, it stays in the heap instead of new pages each time). */
 static size_t model_entries(void)
 {

@@ -147,7 +147,7 @@ def decode_text(payload, n):
         for b in range(7, -1, -1):
             if b in (7, 3):
                 u = 0 if b == 7 else 1 + (node & 15)
-                rows = [u] + [(((x[k] + u) * 0x9E3779B1) & M32) >> 20 for k in range(1, 6)]
+                rows = [u] + [(((x[k] + u) * 0x9E3779B1) & M32) >> 22 for k in range(1, 6)]
             j = 3 - (b % 4)
             e = (1 << j) + (node % (1 << j))
             idx = [rows[k] * 16 + e for k in range(6)]
