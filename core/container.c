@@ -11,6 +11,7 @@
 #include "xxhash.h"
 
 #include "internal.h"
+#include "lsmix.h"
 
 #define CONTAINER_HEADER 40
 #define CHUNK_HEADER 24
@@ -53,7 +54,7 @@ const char *aurp_status_name(aurp_status s)
 int aurp_params_for_profile(aurp_params *p, int profile)
 {
     if (profile == AURP_PROFILE_PAPER) *p = (aurp_params){AURP_PROFILE_PAPER, 11, 7, 13};
-    else if (profile == AURP_PROFILE_LSMIX) *p = (aurp_params){AURP_PROFILE_LSMIX, 6, 9, 0};
+    else if (profile == AURP_PROFILE_LSMIX) *p = (aurp_params){AURP_PROFILE_LSMIX, LSX_DEFAULT_K, LSX_DEFAULT_M, 0};
     else return -1;
     return 0;
 }

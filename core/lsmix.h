@@ -35,6 +35,8 @@ extern "C" {
 #endif
 
 #define LSX_MAX_K 16          /* spectral lags */
+#define LSX_DEFAULT_K 6       /* the profile's defaults (aurp_params_for_profile) */
+#define LSX_DEFAULT_M 9
 /* LSX_PREV, LSX_EXTRA (the regressors besides the lags): lsmix_arith.h */
 #define LSX_MAX_D (LSX_MAX_K + LSX_PREV + LSX_EXTRA)
 #define LSX_MAX_Z (LSX_MAX_D + 1) /* regressors and the target */
