@@ -18,10 +18,15 @@ trap 'rm -rf "$WORK"' EXIT
 "$BUILD/bin/aurorasim" --one "$WORK/sim1024.fits" >/dev/null
 frames=("$WORK/sim1024.fits")
 for f in "$DATA"/*.fits; do [ -e "$f" ] && frames+=("$f"); done
+# issue #8 item 5: the paper profile against its ideal on small frames of the
+# held-out shapes (254 x 1024 long-slit, 350 x 2112 bias), simulated here
+small=("$WORK/longslit_254x1024.fits" "$WORK/bias_350x2112.fits")
+"$BUILD/bin/aurorasim" --one "${small[0]}" -q --kind aurora --seed 3 -W 254 -H 1024 --start-time 2014-07-15T00:00:00
+"$BUILD/bin/aurorasim" --one "${small[1]}" -q --kind bias --seed 4 -W 350 -H 2112 --start-time 2014-07-15T00:00:00
 
 echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "== 1. codec core vs CharLS, size vs ideal (best of 5)"
-"$BUILD/tests/bench/bench_core" -r 5 "${frames[@]}"
+"$BUILD/tests/bench/bench_core" -r 5 "${frames[@]}" "${small[@]}"
 echo
 echo "== 2. aurorapack bench"
 "$BUILD/bin/aurorapack" bench "${frames[@]}"
