@@ -29,6 +29,7 @@
 #include "aurp.h"
 #include "lsmix_arith.h"
 #include "lsmix_bg.h"
+#include "lsmix_rl.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,7 +43,7 @@ extern "C" {
 #define LSX_MAX_Z (LSX_MAX_D + 1) /* regressors and the target */
 #define LSX_MAX_M 17          /* training window, odd */
 /* LSX_NPRED (the most blended predictors): lsmix_arith.h */
-#define LSX_NSETS 2           /* predictor sets */
+#define LSX_NSETS 3           /* predictor sets (3.2) */
 
 /* Stream-level parameters (the image stream header records them). */
 typedef struct {
@@ -83,6 +84,7 @@ double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *
 
 /* ---- column means and the blend ------------------------------------- */
 
+
 /* The per-frame running state of the column means and of the two
  * predictors' error levels, and the previous row's errors. */
 typedef struct {
@@ -99,20 +101,23 @@ typedef struct {
     int32_t *bg_c, *bg_s;         /* BG column levels (Q4) and scales (Q8) before the current row */
     int64_t *bg_w;                /* and the scales' weights (lsx_bg_weight) */
     lsx_bg_row bg_row;            /* BG row offset of the current row */
+    lsx_rl rl[LSX_RL_N];          /* set 2: the RL members of the current row (lsmix_rl.h) */
+    double rl_pred[LSX_RL_N];     /* and their predictions of the current pixel */
 } lsx_state;
 
 int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg);
 void lsx_state_free(lsx_state *s);
 
 /* The blended prediction of x[m][n] from the predictions p[0..np-1] (LS,
- * CM, AF; set 1: and RV, AL; then BG where on); writes the smallest error
- * level (the context's second input) to *emin. */
+ * CM, then set 0: AF; set 1: AF, RV, AL; set 2: RV, AL, RL1, RL2; then BG
+ * where on); writes the smallest error level (the context's second input)
+ * to *emin. */
 uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin);
 /* The sources of the row-fitted predictors at (m, n), m >= 1 (Q4): z[0] =
  * B_m[n] (AF), z[1] = q16(P_LS) (AL), z[2] = 16 x[m-1][n], z[3] = 16
- * x[m-2][n] (16 x[m-1][n] in row 1) (RV); cur is row m of the image. */
-void lsx_sources(const lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls,
-                 int32_t *z);
+ * x[m-2][n] (16 x[m-1][n] in row 1) (RV); cur is row m of the image.  In
+ * set 2 also the RL members' regressors and predictions (into s). */
+void lsx_sources(lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls, int32_t *z);
 /* Fills p[2..np-1] (AF, and in set 1 RV, AL; BG) from the sources z. */
 void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p);
 /* Records the errors of every predictor at (m, n) once x is known, and

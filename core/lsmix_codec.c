@@ -139,6 +139,8 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: header flags %#x unknown", (unsigned)in[23]);
     if (v->set >= LSX_NSETS)
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set %d unknown", v->set);
+    if (v->set == 2 && !v->bg) /* RL reads BG's column levels and scales */
+        return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set 2 without BG");
     for (int i = 19 + v->nib - 1; i < LSX_HEADER; i++)
         if (i < 22 && in[i] != 0) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: reserved bytes not zero");
     uint64_t pixels = (uint64_t)v->W * v->H;
@@ -436,11 +438,12 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
 
     /* Candidates, each coded and the smallest stream kept (the decoder only
      * reads what the header says): predictor set 0 on the LS of (F 2, M)
-     * with every context candidate of try_residuals; set 1 on the same LS
-     * with the contexts that won; and, where set 1 won that, set 1 on the LS
+     * with every context candidate of try_residuals; set 2 on the same LS
+     * with the contexts that won; and, where set 2 won that, set 2 on the LS
      * with forgetting 2^-1 and the caller's K and M (a relation between rows
      * that changes every row wants a short memory) with every context
-     * candidate. */
+     * candidate.  (Set 1, set 2 without RL and with AF, is no longer
+     * written: set 2 was smaller wherever set 1 had won.) */
     size_t best = 0;
     j.nbands = (uint32_t)threads < W ? threads : (int)W;
     aurp_parallel(j.nbands, predict_band, &j);
@@ -452,7 +455,7 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
     v.set = 0;
     st = try_residuals(&j, &v, threads, res, act, itok, ctx, snap, out, cap, &best, &mask, err);
     if (st == AURP_OK) {
-        v.set = 1;
+        v.set = 2;
         st = try_residuals(&j, &v, threads, res, act, itok, ctx, snap, out, cap, &best, &mask, err);
     }
     if (st == AURP_OK && mask != 0) {
@@ -463,7 +466,7 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
             st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
             goto done;
         }
-        v.set = 1;
+        v.set = 2;
         st = try_residuals(&j, &v, threads, res, act, itok, ctx, snap, out, cap, &best, &mask, err);
     }
     *out_len = st == AURP_OK ? best : 0;

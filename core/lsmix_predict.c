@@ -228,8 +228,7 @@ uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, 
                         lsx_blend_kind(s->set, s->bg), p, emin);
 }
 
-void lsx_sources(const lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls,
-                 int32_t *z)
+void lsx_sources(lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls, int32_t *z)
 {
     z[0] = s->cm_b[n];
     if (!s->set) return; /* set 0 reads only z[0] */
@@ -237,14 +236,26 @@ void lsx_sources(const lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n
     z[1] = lsx_q16(p_ls);
     z[2] = 16 * (int32_t)up[n];
     z[3] = 16 * (int32_t)up2[n];
+    if (s->set == 2) /* RL, on BG's C and S (set 2 streams have BG: parse refuses others) */
+        for (int q = 0; q < LSX_RL_N; q++) {
+            lsx_rl_regressors(&s->rl[q], q, cur, up, up2, s->bg_c, s->W, n);
+            s->rl_pred[q] = lsx_rl_predict(&s->rl[q], q, n, up, s->bg_c[n], s->bg_s[n]);
+        }
 }
 
 void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p)
 {
-    p[2] = lsx_af_fit(s->af[0], n, (double)z[0]);
-    if (s->set) {
-        p[3] = lsx_rv_fit(s->rv, n, (double)z[2], (double)z[3]);
-        p[4] = lsx_af_fit(s->af[1], n, (double)z[1]);
+    if (s->set == 2) { /* RV, AL, RL1, RL2 */
+        p[2] = lsx_rv_fit(s->rv, n, (double)z[2], (double)z[3]);
+        p[3] = lsx_af_fit(s->af[1], n, (double)z[1]);
+        p[4] = s->rl_pred[0];
+        p[5] = s->rl_pred[1];
+    } else { /* AF; set 1: RV, AL */
+        p[2] = lsx_af_fit(s->af[0], n, (double)z[0]);
+        if (s->set) {
+            p[3] = lsx_rv_fit(s->rv, n, (double)z[2], (double)z[3]);
+            p[4] = lsx_af_fit(s->af[1], n, (double)z[1]);
+        }
     }
     if (s->bg) p[s->np - 1] = lsx_bg_predict(&s->bg_row, s->bg_c[n]);
 }
@@ -259,16 +270,19 @@ void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *
     if (n == 0) {
         memset(s->af, 0, sizeof s->af);
         memset(s->rv, 0, sizeof s->rv);
+        memset(s->rl, 0, sizeof s->rl);
     }
     if (m > 0) {
         /* terms scaled by 2^16: the rounding of the decay stays far below
          * them (every sum < 2^59: z, y < 2^20) */
         int64_t y = x16;
-        lsx_af_add(s->af[0], y, z[0]);
+        if (s->set != 2) lsx_af_add(s->af[0], y, z[0]); /* set 2 has no AF */
         if (s->set) {
             lsx_af_add(s->af[1], y, z[1]);
             lsx_rv_add(s->rv, y, z[2], z[3]);
         }
+        if (s->set == 2 && n > 0) /* the row's sums start at 0 with pixel 1 */
+            for (int q = 0; q < LSX_RL_N; q++) lsx_rl_add(&s->rl[q], q, x, s->bg_c[n]);
         if (s->bg) {
             lsx_bg_row_add(&s->bg_row, s->bg_c[n], s->bg_s[n], s->bg_w[n], x);
         }

@@ -4,8 +4,8 @@
  * pipelines, each with up to four context candidates, and keeps the
  * smallest stream in a fixed order of comparisons:
  *   pipeline 0  predictor set 0 on the LS of forgetting 2, every candidate;
- *   pipeline 1  set 1 on the same LS, the candidate that won pipeline 0;
- *   pipeline 2  set 1 on the LS of forgetting 1, every candidate, only if
+ *   pipeline 1  set 2 on the same LS, the candidate that won pipeline 0;
+ *   pipeline 2  set 2 on the LS of forgetting 1, every candidate, only if
  *               pipeline 1 won.
  * The GPU codes every candidate of every pipeline at once (each is
  * independent work, and the device has the room), brings back the segment
@@ -36,6 +36,7 @@ struct lsx_gpu_state {
     int32_t *bg_c, *bg_s; /* BG column levels and scales before each row */
     int64_t *bg_w;
     double *bg;
+    double *rl[2]; /* set 2's RL members */
     int64_t *rowsums; /* the row fits' sums, [24][px] */
     int32_t *res[NPIPE];
     uint32_t *act[NPIPE];
@@ -69,7 +70,8 @@ static void free_buffers(lsx_gpu_state *s)
                    s->al[1],  s->err,    s->colerr, s->emin,    s->rowsums, s->res[0], s->res[1],  s->res[2],
                    s->act[0], s->act[1], s->act[2], s->itok[0], s->itok[1], s->itok[2], s->itok_hist,
                    s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
-                   s->body,   s->hist,   s->table,  s->seg_len, s->bg_c,    s->bg_s,      s->bg_w, s->bg};
+                   s->body,   s->hist,   s->table,  s->seg_len, s->bg_c,    s->bg_s,      s->bg_w, s->bg,
+                   s->rl[0],  s->rl[1]};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
     cudaFreeHost(s->h_stage);
     cudaFreeHost(s->h_seg_len);
@@ -120,6 +122,8 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->bg_s, 4 * px);
     ALLOC(s->bg_w, 8 * px);
     ALLOC(s->bg, 8 * px);
+    ALLOC(s->rl[0], 8 * px);
+    ALLOC(s->rl[1], 8 * px);
     ALLOC(s->emin, 4 * px);
     ALLOC(s->rowsums, 8 * 24 * px);
     for (int i = 0; i < NPIPE; i++) {
@@ -239,7 +243,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     MARK(1);
     if (s->staged_nk != nk) {
         for (int i = 0; i < NPIPE; i++) {
-            hp[i] = (lsx_gpu_pipe){i > 0, s->err, s->colerr, s->res[i], s->emin, s->act[i], s->itok[i],
+            hp[i] = (lsx_gpu_pipe){i > 0 ? 2 : 0, s->err, s->colerr, s->res[i], s->emin, s->act[i], s->itok[i],
                                    s->itok_hist + (size_t)i * CTX_TOKENS, s->info + 8 * i};
             for (int k = 0; k < nk; k++) {
                 lsx_gpu_cand *c = &hc[i * nk + k];
@@ -259,6 +263,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(cudaEventRecord(s->fork, st));
     CK(cudaStreamWaitEvent(s->side, s->fork, 0));
     CK(lsx_gpu_bg(x, W, H, s->bg_c, s->bg_s, s->bg_w, s->bg, s->side));
+    CK(lsx_gpu_rl(x, W, H, s->bg_c, s->bg_s, s->rl[0], s->rl[1], s->side));
     CK(cudaEventRecord(s->join, s->side));
     CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, st));
     CK(lsx_gpu_ioff(s->pxhist, px, ioff, st));
@@ -271,7 +276,8 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     MARK(3);
     for (int i = 0; i < NPIPE; i++) {
         const int l = i == 2; /* pipeline 2 runs on the LS of forgetting 1 */
-        lsx_gpu_planes pl = {W, H, x, s->cma, s->cmb, s->ls[l], s->af, s->rv, s->al[l], LSX_BG ? s->bg : NULL};
+        lsx_gpu_planes pl = {W,        H,        x,        s->cma, s->cmb, s->ls[l], s->af, s->rv, s->al[l],
+                             LSX_BG ? s->bg : NULL, {s->rl[0], s->rl[1]}};
         CK(lsx_gpu_residuals(&pl, &hp[i], ioff, st));
     }
     MARK(4);
@@ -326,7 +332,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     ctx_default_thresholds(v.thr, v.nctx);
     v.nib = cand_nib(&in, pipe, kind);
     if (v.nib > 1) memcpy(v.ibnd, s->h_info + 8 * pipe + 1, (size_t)v.nib - 1);
-    v.set = pipe > 0;
+    v.set = pipe > 0 ? 2 : 0;
     v.prior = LSX_PRIOR;
     v.bg = LSX_BG;
     v.ioff = (uint16_t)(s->h_info[NPIPE * 8] | s->h_info[NPIPE * 8 + 1] << 8);

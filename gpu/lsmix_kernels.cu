@@ -473,17 +473,45 @@ cudaError_t lsx_gpu_bg(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, in
     return cudaGetLastError();
 }
 
+/* A thread per row m >= 1: the RL members along the row, as lsx_sources and
+ * lsx_record run them (the sums start at 0 with pixel 1). */
+__global__ void rl_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H, const int32_t *__restrict__ c,
+                               const int32_t *__restrict__ s, double *__restrict__ p_rl0, double *__restrict__ p_rl1)
+{
+    const uint32_t m = 1 + blockIdx.x * blockDim.x + threadIdx.x;
+    if (m >= H) return;
+    const uint16_t *cur = x + (size_t)m * W, *up = cur - W, *up2 = m >= 2 ? up - W : up;
+    const int32_t *cr = c + (size_t)m * W, *sr = s + (size_t)m * W;
+    lsx_rl r[LSX_RL_N] = {};
+    for (uint32_t n = 0; n < W; n++) {
+        const size_t i = (size_t)m * W + n;
+        for (int q = 0; q < LSX_RL_N; q++) {
+            lsx_rl_regressors(&r[q], q, cur, up, up2, cr, W, n);
+            (q ? p_rl1 : p_rl0)[i] = lsx_rl_predict(&r[q], q, n, up, cr[n], sr[n]);
+        }
+        if (n > 0)
+            for (int q = 0; q < LSX_RL_N; q++) lsx_rl_add(&r[q], q, cur[n], cr[n]);
+    }
+}
+
+cudaError_t lsx_gpu_rl(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *c, const int32_t *s,
+                       double *p_rl0, double *p_rl1, cudaStream_t st)
+{
+    if (H > 1) rl_rows_kernel<<<(H - 1 + 63) / 64, 64, 0, st>>>(x, W, H, c, s, p_rl0, p_rl1);
+    return cudaGetLastError();
+}
+
 /* ---- residuals of one pipeline ------------------------------------------- */
 
-/* The blended predictors of a pipeline: LS, CM, AF (set 0); RV, AL (set 1);
- * BG last where on. */
+/* The blended predictors of a pipeline: LS, CM, then AF (set 0), AF, RV, AL
+ * (set 1) or RV, AL, RL1, RL2 (set 2); BG last where on. */
 __device__ __forceinline__ int npred(const lsx_gpu_planes &pl, const lsx_gpu_pipe &pp)
 {
     return lsx_npred(pp.set, pl.p_bg != NULL);
 }
 
-/* The np predictions of (m, n): LS, CM, AF (set 0), RV, AL (set 1), BG
- * (last, where on); row 0: the edge prediction for all. */
+/* The np predictions of (m, n), in npred's order; row 0: the edge
+ * prediction for all. */
 __device__ __forceinline__ void predictions(const lsx_gpu_planes &pl, int set, int np, uint32_t m, uint32_t n,
                                             double *p)
 {
@@ -495,10 +523,17 @@ __device__ __forceinline__ void predictions(const lsx_gpu_planes &pl, int set, i
     }
     p[0] = pl.p_ls[i];
     p[1] = (double)pl.cma[i] * 0.0625;
-    p[2] = pl.p_af[i];
-    if (set) {
-        p[3] = pl.p_rv[i];
-        p[4] = pl.p_al[i];
+    if (set == 2) {
+        p[2] = pl.p_rv[i];
+        p[3] = pl.p_al[i];
+        p[4] = pl.p_rl[0][i];
+        p[5] = pl.p_rl[1][i];
+    } else {
+        p[2] = pl.p_af[i];
+        if (set) {
+            p[3] = pl.p_rv[i];
+            p[4] = pl.p_al[i];
+        }
     }
     if (pl.p_bg) p[np - 1] = pl.p_bg[i];
 }

@@ -30,8 +30,9 @@ typedef struct {
     const uint16_t *x;           /* the pixels */
     const int32_t *cma, *cmb;    /* column means before each row (Q4) */
     const double *p_ls;          /* LS prediction of the pipeline (rows >= 1) */
-    const double *p_af, *p_rv, *p_al; /* row fits (rows >= 1); p_rv, p_al only read in set 1 */
+    const double *p_af, *p_rv, *p_al; /* row fits (rows >= 1); p_af not read in set 2, p_rv, p_al not in set 0 */
     const double *p_bg;          /* BG prediction (rows >= 1); NULL: no BG member */
+    const double *p_rl[2];       /* set 2: the RL members (rows >= 1) */
 } lsx_gpu_planes;
 
 /* One predictor set over one LS: its residual planes. */
@@ -85,6 +86,12 @@ cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double
  * row's offset along it into p_bg. */
 cudaError_t lsx_gpu_bg(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, int32_t *s, int64_t *w,
                        double *p_bg, cudaStream_t st);
+
+/* RL (core/lsmix_rl.h), a thread per row: the predictions of set 2's two
+ * row members into p_rl0 and p_rl1, from BG's column levels c and scales s
+ * (lsx_gpu_bg's, before each row). */
+cudaError_t lsx_gpu_rl(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *c, const int32_t *s,
+                       double *p_rl0, double *p_rl1, cudaStream_t st);
 
 cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, const uint16_t *ioff,
                               cudaStream_t st);
