@@ -231,6 +231,18 @@ typedef struct {
     const uint8_t *seg_lens, *segs;
 } lsx_view;
 
+/* The encoder's DP context candidate (lsmix_thresholds.c): hist holds the
+ * pixel counts of [lsx_thr_bin(a16)][intensity token][residual token]
+ * (lsx_thr_cell; lsx_thr_histogram counts them over a frame's act16,
+ * intensity tokens and residuals); lsx_dp_contexts sets v's nctx, thr, nib
+ * and ibnd from it (v's intensity classes are the start; at most nctx x nib
+ * contexts); nonzero on failure. */
+#define LSX_DP_NCTX 12      /* activity contexts of the DP candidate */
+#define LSX_DP_LEARN_BITS 8 /* its charge per token a context uses */
+void lsx_thr_histogram(const uint32_t *act, const uint8_t *itok, const int32_t *res,
+                       uint64_t pixels, uint32_t *hist);
+int lsx_dp_contexts(const uint32_t *hist, int nctx, int nib, lsx_view *v);
+
 size_t lsx_header_len(int nctx, uint32_t nseg);
 /* The 24-byte header and the thresholds (not the segment lengths). */
 void lsx_write_header(uint8_t *h, const lsx_view *v);

@@ -315,4 +315,34 @@ static inline AURP_HD uint32_t lsx_table_index(uint64_t p)
     return p < 1024 ? (uint32_t)(p >> 7) : (uint32_t)(7 + (p >> 10));
 }
 
+/* The encoder's threshold search (lsmix_thresholds.c) bins a16 on a grid
+ * of 2^LSX_TQ_FRAC bins an octave of x = a16 + 128: bin 2^F (log2(x) - 7)
+ * + the F bits below x's leading one; the last bin, LSX_TQ - 1, holds every
+ * a16 from its edge (7 x 2^16 - 128) up.  Quarter octaves: eighth octaves
+ * were no better and double the DP's work.  Integer only, so that the GPU
+ * encoder builds the same histogram. */
+#define LSX_TQ_FRAC 2
+#define LSX_TQ (12 << LSX_TQ_FRAC)
+static inline AURP_HD int lsx_thr_bin(uint32_t a16)
+{
+    uint32_t x = a16 < (1u << 20) ? a16 + 128 : (1u << 20);
+    int e = aurp_msb32(x); /* >= 7 */
+    int q = ((e - 7) << LSX_TQ_FRAC) + (int)((x >> (e - LSX_TQ_FRAC)) & ((1u << LSX_TQ_FRAC) - 1));
+    return q < LSX_TQ - 1 ? q : LSX_TQ - 1;
+}
+/* The smallest a16 of bin q (0 for bin 0). */
+static inline AURP_HD uint32_t lsx_thr_bin_edge(int q)
+{
+    return ((uint32_t)((1 << LSX_TQ_FRAC) + (q & ((1 << LSX_TQ_FRAC) - 1)))
+            << ((q >> LSX_TQ_FRAC) + 7 - LSX_TQ_FRAC)) - 128;
+}
+
+/* The histogram cell of a pixel: [a16 bin][intensity token][residual token]. */
+static inline AURP_HD uint32_t lsx_thr_cell(uint32_t a16, int itok, int32_t e)
+{
+    int nraw;
+    int t = ctx_token((uint32_t)(e < 0 ? -e : e), &nraw);
+    return ((uint32_t)lsx_thr_bin(a16) * 64 + (uint32_t)itok) * 64 + (uint32_t)t;
+}
+
 #endif

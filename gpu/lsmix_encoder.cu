@@ -21,10 +21,15 @@
 #include "lsmix_kernels.h"
 
 #define NPIPE 3
-#define NKIND 4 /* full (12 x classes), wide (16 x classes), activity (12 x 1), single (1) */
+#define NKIND 5 /* full (12 x classes), wide (16 x classes), activity (12 x 1), single (1), DP (its own) */
+#define KIND_DP 4
 
-static const int kind_nctx[NKIND] = {LSX_NCTX, LSX_NCTX_WIDE, LSX_NCTX, 1};
-static const int kind_classes[NKIND] = {1, 1, 0, 0};
+static const int kind_nctx[NKIND] = {LSX_NCTX, LSX_NCTX_WIDE, LSX_NCTX, 1, LSX_DP_NCTX};
+static const int kind_classes[NKIND] = {1, 1, 0, 0, 2};
+
+/* A pipeline's candidates: kinds 0..nk-1 (nk = 3, or 4 below 2^16 pixels),
+ * then the DP candidate, at position nk. */
+static int kind_at(int nk, int pos) { return pos < nk ? pos : KIND_DP; }
 
 struct lsx_gpu_state {
     size_t px_cap;
@@ -38,6 +43,7 @@ struct lsx_gpu_state {
     double *bg;
     double *rl[2]; /* set 2's RL members */
     int64_t *rowsums; /* the row fits' sums, [24][px] */
+    uint32_t *thr_hist; /* [NPIPE][LSX_TQ * CTX_TOKENS^2] the DP candidate's histograms */
     int32_t *res[NPIPE];
     uint32_t *act[NPIPE];
     uint8_t *itok[NPIPE];
@@ -59,6 +65,7 @@ struct lsx_gpu_state {
     /* pinned host */
     uint8_t *h_stage;   /* pipes, cands, cand_pipe, as the device holds them */
     uint32_t *h_seg_len;
+    uint32_t *h_thr_hist;
     uint8_t *h_info;
     uint8_t *h_body;
     size_t body_cap;
@@ -71,10 +78,11 @@ static void free_buffers(lsx_gpu_state *s)
                    s->act[0], s->act[1], s->act[2], s->itok[0], s->itok[1], s->itok[2], s->itok_hist,
                    s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
                    s->body,   s->hist,   s->table,  s->seg_len, s->bg_c,    s->bg_s,      s->bg_w, s->bg,
-                   s->rl[0],  s->rl[1]};
+                   s->rl[0],  s->rl[1],  s->thr_hist};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
     cudaFreeHost(s->h_stage);
     cudaFreeHost(s->h_seg_len);
+    cudaFreeHost(s->h_thr_hist);
     cudaFreeHost(s->h_info);
     cudaFreeHost(s->h_body);
     cudaStream_t side = s->side;
@@ -97,6 +105,7 @@ static uint32_t nint_of(uint64_t px) { return lsx_table_index(px - 1) + 1; }
 static uint32_t nseg_of(uint64_t px) { return (uint32_t)((px + ((uint64_t)1 << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2); }
 static const size_t seg_slot = 4 + 4 * ((size_t)1 << LSX_SEG_LOG2); /* the C encoder's segment capacity */
 static const int max_cand = NPIPE * NKIND;
+#define THR_HIST ((size_t)LSX_TQ * CTX_TOKENS * CTX_TOKENS)
 
 /* Buffers for frames up to px pixels (kept, grown when a larger frame comes). */
 static cudaError_t reserve(lsx_gpu_state *s, size_t px)
@@ -126,6 +135,7 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->rl[1], 8 * px);
     ALLOC(s->emin, 4 * px);
     ALLOC(s->rowsums, 8 * 24 * px);
+    ALLOC(s->thr_hist, sizeof(uint32_t) * NPIPE * THR_HIST);
     for (int i = 0; i < NPIPE; i++) {
         ALLOC(s->res[i], 4 * px);
         ALLOC(s->act[i], 4 * px);
@@ -153,6 +163,8 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_stage, 65536, cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_seg_len, 4 * (size_t)max_cand * nseg, cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_info, NPIPE * 8 + 8, cudaHostAllocPortable);
+    if (rc == cudaSuccess)
+        rc = cudaHostAlloc((void **)&s->h_thr_hist, sizeof(uint32_t) * NPIPE * THR_HIST, cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_body, s->body_cap, cudaHostAllocPortable);
     if (rc != cudaSuccess) {
         free_buffers(s);
@@ -167,23 +179,27 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
 /* ---- the C encoder's choice, replayed on the candidates' lengths ---------- */
 
 typedef struct {
-    int nk;           /* candidates per pipeline: 4 below 2^16 pixels, else 3 */
+    int nk;           /* fixed candidates per pipeline: 4 below 2^16 pixels, else 3 */
     int nib[NPIPE];   /* each pipeline's intensity classes */
+    int have_dp[NPIPE]; /* its DP candidate exists (lsx_dp_contexts succeeded) */
     size_t len[NPIPE * NKIND];
     int overflow[NPIPE * NKIND];
     size_t cap;
 } choice_in;
 
-static int cand_nib(const choice_in *in, int pipe, int k) { return kind_classes[k] ? in->nib[pipe] : 1; }
+static int cand_nib(const choice_in *in, int pipe, int k) { return kind_classes[k] == 1 ? in->nib[pipe] : 1; }
 
 /* try_residuals of lsmix_codec.c on one pipeline. */
 static aurp_status try_pipe(const choice_in *in, int pipe, unsigned want, size_t *best, int *choice,
                             unsigned *mask)
 {
     *mask = 0;
-    for (int k = 0; k < in->nk; k++) {
+    for (int k = 0; k < NKIND; k++) {
         if (!(want >> k & 1)) continue;
-        if (k > 0 && cand_nib(in, pipe, k) == cand_nib(in, pipe, k - 1) && kind_nctx[k] == kind_nctx[k - 1])
+        if (k < KIND_DP && k >= in->nk) continue; /* the single context only below 2^16 pixels */
+        if (k == KIND_DP && !in->have_dp[pipe]) continue;
+        if (k > 0 && k < KIND_DP && cand_nib(in, pipe, k) == cand_nib(in, pipe, k - 1) &&
+            kind_nctx[k] == kind_nctx[k - 1])
             continue;
         const int c = pipe * NKIND + k;
         if (in->overflow[c]) return AURP_ERR_NOMEM;
@@ -239,19 +255,21 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     lsx_gpu_pipe *hp = (lsx_gpu_pipe *)s->h_stage;
     lsx_gpu_cand *hc = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * NPIPE);
     int *hcp = (int *)(hc + max_cand);
-    const int ncand = NPIPE * nk;
+    const int nkc = nk + 1; /* and the DP candidate */
+    const int ncand = NPIPE * nkc;
     MARK(1);
     if (s->staged_nk != nk) {
         for (int i = 0; i < NPIPE; i++) {
             hp[i] = (lsx_gpu_pipe){i > 0 ? 2 : 0, s->err, s->colerr, s->res[i], s->emin, s->act[i], s->itok[i],
                                    s->itok_hist + (size_t)i * CTX_TOKENS, s->info + 8 * i};
-            for (int k = 0; k < nk; k++) {
-                lsx_gpu_cand *c = &hc[i * nk + k];
+            for (int p = 0; p < nkc; p++) { /* the DP candidate's contexts come per frame */
+                const int k = kind_at(nk, p);
+                lsx_gpu_cand *c = &hc[i * nkc + p];
                 memset(c, 0, sizeof *c);
                 c->nctx = kind_nctx[k];
-                c->use_classes = kind_classes[k];
+                c->use_classes = k == KIND_DP ? 1 : kind_classes[k];
                 ctx_default_thresholds(c->thr, c->nctx);
-                hcp[i * nk + k] = i;
+                hcp[i * nkc + p] = i;
             }
         }
         CK(cudaMemcpyAsync(s->pipes, hp, sizeof(lsx_gpu_pipe) * NPIPE, cudaMemcpyHostToDevice, st));
@@ -280,6 +298,31 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
                              LSX_BG ? s->bg : NULL, {s->rl[0], s->rl[1]}};
         CK(lsx_gpu_residuals(&pl, &hp[i], ioff, st));
     }
+    /* the DP candidate of each pipeline (try_residuals' candidate 4): its
+     * histogram here, the DP on the host (lsx_dp_contexts, from the
+     * pipeline's intensity classes), its contexts back to the device */
+    for (int i = 0; i < NPIPE; i++) CK(lsx_gpu_thr_histogram(&hp[i], px, s->thr_hist + i * THR_HIST, st));
+    CK(cudaMemcpyAsync(s->h_thr_hist, s->thr_hist, sizeof(uint32_t) * NPIPE * THR_HIST, cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(s->h_info, s->info, NPIPE * 8 + 8, cudaMemcpyDeviceToHost, st));
+    CK(cudaStreamSynchronize(st));
+    int have_dp[NPIPE];
+    for (int i = 0; i < NPIPE; i++) {
+        lsx_view dp;
+        memset(&dp, 0, sizeof dp);
+        dp.nctx = LSX_NCTX;
+        dp.nib = s->h_info[8 * i];
+        if (dp.nib > 1) memcpy(dp.ibnd, s->h_info + 8 * i + 1, (size_t)dp.nib - 1);
+        have_dp[i] = lsx_dp_contexts(s->h_thr_hist + i * THR_HIST, LSX_DP_NCTX, LSX_NIB, &dp) == 0;
+        lsx_gpu_cand *c = &hc[i * nkc + nk];
+        if (have_dp[i]) {
+            c->nctx = dp.nctx;
+            c->use_classes = 2;
+            memcpy(c->thr, dp.thr, sizeof c->thr);
+            c->classes[0] = (uint8_t)dp.nib;
+            memcpy(c->classes + 1, dp.ibnd, CTX_MAX_IB);
+        }
+    }
+    CK(cudaMemcpyAsync(s->cands, hc, sizeof(lsx_gpu_cand) * ncand, cudaMemcpyHostToDevice, st));
     MARK(4);
     lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, LSX_PRIOR, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
                          s->table, s->slots, seg_slot, s->seg_len};
@@ -288,7 +331,6 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(lsx_gpu_rans(&co, st));
     MARK(6);
     CK(cudaMemcpyAsync(s->h_seg_len, s->seg_len, 4 * (size_t)ncand * nseg, cudaMemcpyDeviceToHost, st));
-    CK(cudaMemcpyAsync(s->h_info, s->info, NPIPE * 8 + 8, cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
 
     /* the C encoder's choice */
@@ -298,9 +340,10 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     in.cap = cap;
     for (int i = 0; i < NPIPE; i++) {
         in.nib[i] = s->h_info[8 * i];
-        for (int k = 0; k < nk; k++) {
-            const int c = i * nk + k, slot = i * NKIND + k;
-            size_t len = lsx_header_len(kind_nctx[k], nseg);
+        in.have_dp[i] = have_dp[i];
+        for (int p = 0; p < nkc; p++) {
+            const int c = i * nkc + p, slot = i * NKIND + kind_at(nk, p);
+            size_t len = lsx_header_len(hc[c].nctx, nseg);
             for (uint32_t g = 0; g < nseg; g++) {
                 uint32_t l = s->h_seg_len[(size_t)c * nseg + g];
                 in.overflow[slot] |= l == 0;
@@ -314,10 +357,10 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     if (rs == AURP_ERR_NOMEM) return aurp_fail(err, rs, "image %ux%u: rANS segment failed", W, H);
     if (rs == AURP_ERR_CAPACITY)
         return aurp_fail(err, rs, "image %ux%u: output buffer of %zu bytes too small", W, H, cap);
-    const int pipe = pick / NKIND, kind = pick % NKIND, c = pipe * nk + kind;
+    const int pipe = pick / NKIND, kind = pick % NKIND, c = pipe * nkc + (kind == KIND_DP ? nk : kind);
 
     /* the winner's segments -> host, behind its header */
-    const size_t body = in.len[pick] - lsx_header_len(kind_nctx[kind], nseg);
+    const size_t body = in.len[pick] - lsx_header_len(hc[c].nctx, nseg);
     CK(lsx_gpu_gather(&co, c, s->body, st));
     CK(cudaMemcpyAsync(s->h_body, s->body, body, cudaMemcpyDeviceToHost, st));
     MARK(7);
@@ -327,11 +370,16 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     v.p = par[pipe == 2];
     v.W = W;
     v.H = H;
-    v.nctx = kind_nctx[kind];
+    v.nctx = hc[c].nctx;
     v.seg_log2 = LSX_SEG_LOG2;
-    ctx_default_thresholds(v.thr, v.nctx);
-    v.nib = cand_nib(&in, pipe, kind);
-    if (v.nib > 1) memcpy(v.ibnd, s->h_info + 8 * pipe + 1, (size_t)v.nib - 1);
+    memcpy(v.thr, hc[c].thr, sizeof v.thr);
+    if (kind == KIND_DP) {
+        v.nib = hc[c].classes[0];
+        memcpy(v.ibnd, hc[c].classes + 1, CTX_MAX_IB);
+    } else {
+        v.nib = cand_nib(&in, pipe, kind);
+        if (v.nib > 1) memcpy(v.ibnd, s->h_info + 8 * pipe + 1, (size_t)v.nib - 1);
+    }
     v.set = pipe > 0 ? 2 : 0;
     v.prior = LSX_PRIOR;
     v.bg = LSX_BG;

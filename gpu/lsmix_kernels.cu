@@ -665,13 +665,42 @@ __device__ __forceinline__ uint64_t interval_start(uint32_t j)
     return j < 8 ? (uint64_t)j << 7 : (uint64_t)(j - 7) << 10;
 }
 
+/* The intensity classes of candidate k: nib, then the bounds (NULL: one
+ * class). */
+__device__ __forceinline__ const uint8_t *cand_classes(const lsx_gpu_coding &c, int k)
+{
+    const lsx_gpu_cand &cd = c.cand[k];
+    return cd.use_classes == 2 ? cd.classes : cd.use_classes ? c.pipe[c.cand_pipe[k]].classes : NULL;
+}
+
+__device__ __forceinline__ int cand_nib(const lsx_gpu_coding &c, int k)
+{
+    const uint8_t *cls = cand_classes(c, k);
+    return cls ? cls[0] : 1;
+}
+
+__global__ void thr_histogram_kernel(lsx_gpu_pipe pp, uint64_t px, uint32_t *hist)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x)
+        atomicAdd(&hist[lsx_thr_cell(pp.act[i], pp.itok[i], pp.res[i])], 1u);
+}
+
+cudaError_t lsx_gpu_thr_histogram(const lsx_gpu_pipe *pp, uint64_t px, uint32_t *hist, cudaStream_t st)
+{
+    cudaError_t rc = cudaMemsetAsync(hist, 0, sizeof(uint32_t) * LSX_TQ * CTX_TOKENS * CTX_TOKENS, st);
+    if (rc != cudaSuccess) return rc;
+    thr_histogram_kernel<<<256, 256, 0, st>>>(*pp, px, hist);
+    return cudaGetLastError();
+}
+
 __global__ void contexts_kernel(lsx_gpu_coding c)
 {
     const int k = blockIdx.y;
     const lsx_gpu_cand &cd = c.cand[k];
     const lsx_gpu_pipe &pp = c.pipe[c.cand_pipe[k]];
-    const int nib = cd.use_classes ? pp.classes[0] : 1;
-    const uint8_t *ibnd = pp.classes + 1;
+    const uint8_t *cls = cand_classes(c, k);
+    const int nib = cls ? cls[0] : 1;
+    const uint8_t *ibnd = cls ? cls + 1 : pp.classes + 1;
     uint8_t *ctx = c.ctx + (size_t)k * c.px;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < c.px; i += (size_t)gridDim.x * blockDim.x)
         ctx[i] = (uint8_t)(ctx_of(pp.act[i], cd.thr, cd.nctx) * nib + lsx_intensity_class(pp.itok[i], ibnd, nib));
@@ -720,7 +749,7 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding
     const int k = blockIdx.y;
     const int ctx = blockIdx.x * TABLE_WARPS + threadIdx.x / 32, lane = threadIdx.x & 31;
     const lsx_gpu_cand &cd = c.cand[k];
-    const int nib = cd.use_classes ? c.pipe[c.cand_pipe[k]].classes[0] : 1;
+    const int nib = cand_nib(c, k);
     if (ctx >= cd.nctx * nib) return;
     const size_t stride = CTX_MAX * CTX_TOKENS;
     const uint16_t *h = c.hist + (size_t)k * c.nint * stride + ctx * CTX_TOKENS;
@@ -755,7 +784,7 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding
     if (w >= (uint64_t)c.nint * CTX_MAX) return;
     const int ctx = (int)(w % CTX_MAX);
     const lsx_gpu_cand &cd = c.cand[k];
-    const int nib = cd.use_classes ? c.pipe[c.cand_pipe[k]].classes[0] : 1;
+    const int nib = cand_nib(c, k);
     if (ctx >= cd.nctx * nib) return;
     uint32_t *tj = c.table + ((size_t)k * c.nint * CTX_MAX + w) * CTX_TOKENS;
     const uint32_t one = 1u << CTX_PROB_BITS, spare = one - CTX_TOKENS;

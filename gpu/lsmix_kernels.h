@@ -51,8 +51,9 @@ typedef struct {
 /* A context candidate of one pipeline. */
 typedef struct {
     int nctx;                 /* activity contexts */
-    int use_classes;          /* 1: x the pipeline's intensity classes; 0: one class */
+    int use_classes;          /* 1: x the pipeline's intensity classes; 2: x its own; 0: one class */
     uint32_t thr[CTX_MAX];    /* activity thresholds */
+    uint8_t classes[1 + CTX_MAX_IB]; /* use_classes 2: nib, then the bounds */
 } lsx_gpu_cand;
 
 /* Per-device constant tables (the rANS reciprocals); once per device. */
@@ -95,6 +96,11 @@ cudaError_t lsx_gpu_rl(const uint16_t *x, uint32_t W, uint32_t H, const int32_t 
 
 cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, const uint16_t *ioff,
                               cudaStream_t st);
+
+/* The histogram of the DP context candidate (lsx_thr_histogram of
+ * core/lsmix_thresholds.c) of one pipeline's residuals, into hist
+ * [LSX_TQ * CTX_TOKENS * CTX_TOKENS] (zeroed here). */
+cudaError_t lsx_gpu_thr_histogram(const lsx_gpu_pipe *pp, uint64_t px, uint32_t *hist, cudaStream_t st);
 
 /* The coding of ncand candidates at once: contexts, counts, tables, rANS
  * segments.  cand_pipe[c] names the pipeline of candidate c. */
