@@ -9,6 +9,10 @@
 #include "aurp.h"
 #include "imgstream.h"
 
+#ifdef __cplusplus
+extern "C" { /* the GPU encoder (C++) calls the core's helpers too */
+#endif
+
 /* aurp_fail (errors) is declared in imgstream.h, for the backends too. */
 
 /* ---- little-endian fields ------------------------------------------ */
@@ -143,5 +147,9 @@ void aurp_wavefront_publish(aurp_wavefront *wf, uint32_t m, uint32_t columns);
  * Returns 0, or -1 when threads could not be started (then nothing ran
  * beyond what the caller's thread ran: the caller falls back to 1). */
 int aurp_parallel(int n, void (*fn)(void *ctx, int i), void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

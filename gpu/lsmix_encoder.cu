@@ -222,6 +222,28 @@ static aurp_status choose(const choice_in *in, int *choice)
     return st;
 }
 
+/* ---- the DP candidate's contexts, one host thread a pipeline ---------------- */
+
+typedef struct {
+    const uint32_t *hist; /* [NPIPE][THR_HIST] */
+    const uint8_t *info;  /* [NPIPE][8]: each pipeline's intensity classes */
+    lsx_view dp[NPIPE];
+    int ok[NPIPE];
+} dp_job;
+
+/* lsx_dp_contexts of pipeline i, from its intensity classes (as
+ * try_residuals starts it from the candidate "full"). */
+static void dp_run(void *arg, int i)
+{
+    dp_job *j = (dp_job *)arg;
+    lsx_view *dp = &j->dp[i];
+    memset(dp, 0, sizeof *dp);
+    dp->nctx = LSX_NCTX;
+    dp->nib = j->info[8 * i];
+    if (dp->nib > 1) memcpy(dp->ibnd, j->info + 8 * i + 1, (size_t)dp->nib - 1);
+    j->ok[i] = lsx_dp_contexts(j->hist + (size_t)i * THR_HIST, LSX_DP_NCTX, LSX_NIB, dp) == 0;
+}
+
 /* ---- the encoder ------------------------------------------------------------- */
 
 #define CK(call)                                                                               \
@@ -305,14 +327,16 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(cudaMemcpyAsync(s->h_thr_hist, s->thr_hist, sizeof(uint32_t) * NPIPE * THR_HIST, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(s->h_info, s->info, NPIPE * 8 + 8, cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
+    dp_job dj;
+    memset(&dj, 0, sizeof dj);
+    dj.hist = s->h_thr_hist;
+    dj.info = s->h_info;
+    if (aurp_parallel(NPIPE, dp_run, &dj) != 0) /* a host thread a pipeline: the DPs are the frame's latency here */
+        for (int i = 0; i < NPIPE; i++) dp_run(&dj, i);
     int have_dp[NPIPE];
     for (int i = 0; i < NPIPE; i++) {
-        lsx_view dp;
-        memset(&dp, 0, sizeof dp);
-        dp.nctx = LSX_NCTX;
-        dp.nib = s->h_info[8 * i];
-        if (dp.nib > 1) memcpy(dp.ibnd, s->h_info + 8 * i + 1, (size_t)dp.nib - 1);
-        have_dp[i] = lsx_dp_contexts(s->h_thr_hist + i * THR_HIST, LSX_DP_NCTX, LSX_NIB, &dp) == 0;
+        const lsx_view dp = dj.dp[i];
+        have_dp[i] = dj.ok[i];
         lsx_gpu_cand *c = &hc[i * nkc + nk];
         if (have_dp[i]) {
             c->nctx = dp.nctx;
