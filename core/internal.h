@@ -48,7 +48,8 @@ int aurp_gc_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t n);
 
 /* The text coder (FORMAT.md section 5.2), the same interface as the general
  * coder's; the container uses it for the non-image bytes of lsmix packs up
- * to AURP_TEXT_CHUNK_MAX bytes (it codes about 1 MB/s). */
+ * to AURP_TEXT_CHUNK_MAX bytes (it mixes seven estimates a bit: several
+ * times slower than the general coder). */
 #define AURP_TEXT_CHUNK_MAX ((size_t)1 << 20)
 size_t aurp_tc_encode(const uint8_t *src, size_t n, uint8_t *out, size_t cap);
 int aurp_tc_decode(const uint8_t *in, size_t in_len, uint8_t *out, size_t n);

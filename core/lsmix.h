@@ -84,7 +84,6 @@ double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *
 
 /* ---- column means and the blend ------------------------------------- */
 
-
 /* The per-frame running state of the column means and of the two
  * predictors' error levels, and the previous row's errors. */
 typedef struct {
@@ -118,7 +117,8 @@ uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, 
  * x[m-2][n] (16 x[m-1][n] in row 1) (RV); cur is row m of the image.  In
  * set 2 also the RL members' regressors and predictions (into s). */
 void lsx_sources(lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls, int32_t *z);
-/* Fills p[2..np-1] (AF, and in set 1 RV, AL; BG) from the sources z. */
+/* Fills p[2..np-1] (AF; set 1: AF, RV, AL; set 2: RV, AL, RL1, RL2; then
+ * BG) from the sources z. */
 void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p);
 /* Records the errors of every predictor at (m, n) once x is known, and
  * (m >= 1) adds x to the row sums (z: the sources, unused in row 0). */
@@ -239,6 +239,23 @@ typedef struct {
  * contexts); nonzero on failure. */
 #define LSX_DP_NCTX 12      /* activity contexts of the DP candidate */
 #define LSX_DP_LEARN_BITS 8 /* its charge per token a context uses */
+#define LSX_THR_CELLS ((size_t)LSX_TQ * CTX_TOKENS * CTX_TOKENS) /* the histogram's cells */
+
+/* The encoder's context candidates (try_residuals; the GPU encoder replays
+ * its choice): 0 full (LSX_NCTX x the equal-population intensity classes),
+ * 1 wide (LSX_NCTX_WIDE x them), 2 activity (LSX_NCTX x 1), 3 single (1 x 1),
+ * 4 the DP's.  Candidate k is coded when bit k of want is set, except the
+ * single context at 2^16 pixels and more, the DP candidate where its DP
+ * failed, and a candidate 1..3 whose contexts repeat those of k - 1. */
+#define LSX_NCAND 5
+#define LSX_CAND_DP 4
+static inline int lsx_candidate_tried(int k, unsigned want, uint64_t pixels, int have_dp, int repeats_previous)
+{
+    if (!(want >> k & 1)) return 0;
+    if (k == 3 && pixels >= ((uint64_t)1 << 16)) return 0;
+    if (k == LSX_CAND_DP) return have_dp;
+    return !(k > 0 && repeats_previous);
+}
 void lsx_thr_histogram(const uint32_t *act, const uint8_t *itok, const int32_t *res,
                        uint64_t pixels, uint32_t *hist);
 int lsx_dp_contexts(const uint32_t *hist, int nctx, int nib, lsx_view *v);

@@ -397,20 +397,18 @@ static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int threads, in
     lsx_view dp = full;
     int have_dp = 0;
     if (want >> 4 & 1) {
-        uint32_t *hist = malloc(sizeof *hist * LSX_TQ * CTX_TOKENS * CTX_TOKENS);
+        uint32_t *hist = malloc(sizeof *hist * LSX_THR_CELLS);
         if (hist) {
             lsx_thr_histogram(act, itok, res, pixels, hist);
             have_dp = lsx_dp_contexts(hist, LSX_DP_NCTX, LSX_NIB, &dp) == 0;
         }
         free(hist);
     }
-    const lsx_view *cand[5] = {&full, &wide, &activity, &v, &dp};
+    const lsx_view *cand[LSX_NCAND] = {&full, &wide, &activity, &v, &dp};
     *mask = 0;
-    for (int k = 0; k < 5; k++) {
-        if (!(want >> k & 1)) continue;
-        if (k == 3 && pixels >= (1u << 16)) continue;
-        if (k == 4 && !have_dp) continue;
-        if (k > 0 && k < 4 && cand[k]->nib == cand[k - 1]->nib && cand[k]->nctx == cand[k - 1]->nctx) continue;
+    for (int k = 0; k < LSX_NCAND; k++) {
+        const int repeats = k > 0 && cand[k]->nib == cand[k - 1]->nib && cand[k]->nctx == cand[k - 1]->nctx;
+        if (!lsx_candidate_tried(k, want, pixels, have_dp, repeats)) continue;
         size_t len = code_residuals(j, cand[k], res, act, itok, ctx, snap, threads);
         if (len == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", v.W, v.H);
         if (*best != 0 && len >= *best) continue;

@@ -125,14 +125,12 @@ static void column_system(const lsx_band *b, uint32_t n, uint64_t *A, uint64_t *
         for (int s = r; s < D; s++) A[r * D + s] = g[b->gidx[r * D + s]];
         h[r] = g[b->hidx[r]];
     }
-    /* the ridge of each regressor in proportion to its own energy: the same
-     * shrinkage whatever the regressor's scale */
-    for (int r = 0; r < D; r++) A[r * D + r] += A[r * D + r] >> b->p.ridge_shift;
+    for (int r = 0; r < D; r++) A[r * D + r] = aurp_ridged(A[r * D + r], b->p.ridge_shift);
 }
 
-/* Four adjacent columns a vector lane each (the same bits as one by one):
- * each lane reads its column's training sums in place (gidx, hidx), with the
- * ridge added to a copy of the diagonal's entries. */
+/* AURP_SOLVE_LANES adjacent columns a vector lane each (the same bits as
+ * one by one): each lane reads its column's training sums in place (gidx,
+ * hidx); a partial group, or one whose pivots stop early, goes one by one. */
 static void solve_columns(lsx_band *b, uint32_t n, uint32_t count)
 {
     const int D = b->D, NE = b->NE;

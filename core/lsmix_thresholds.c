@@ -187,7 +187,7 @@ static void classes(const int *cut, int k, int n, int *cls)
 void lsx_thr_histogram(const uint32_t *act, const uint8_t *itok, const int32_t *res,
                        uint64_t pixels, uint32_t *hist)
 {
-    memset(hist, 0, sizeof *hist * LSX_TQ * CTX_TOKENS * CTX_TOKENS);
+    memset(hist, 0, sizeof *hist * LSX_THR_CELLS);
     for (uint64_t i = 0; i < pixels; i++) hist[lsx_thr_cell(act[i], itok[i], res[i])]++;
 }
 

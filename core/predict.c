@@ -119,10 +119,7 @@ int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, const uint16_t
     glanes_t rel, one;
     for (int l = 0; l < GLANES; l++) rel[l] = AURP_PIVOT_REL, one[l] = 1.0;
     for (int r = 0; r < k; r++) {
-        for (int l = 0; l < GLANES; l++) { /* the ridge: G_rr + (G_rr >> r), in integers */
-            uint64_t g = G[l * stride + gidx[r * k + r]];
-            A[r][r][l] = (double)(g + (g >> ridge_shift));
-        }
+        for (int l = 0; l < GLANES; l++) A[r][r][l] = (double)aurp_ridged(G[l * stride + gidx[r * k + r]], ridge_shift);
         for (int s = r + 1; s < k; s++)
             for (int l = 0; l < GLANES; l++) A[s][r][l] = (double)G[l * stride + gidx[r * k + s]];
     }

@@ -73,14 +73,18 @@ int aurp_solve_ldl(int k, const uint64_t *G, const uint64_t *h, double *a);
 /* aurp_solve_ldl of AURP_SOLVE_LANES ridge systems at once, one a vector
  * lane: each lane does exactly the scalar sequence of IEEE operations.  Lane
  * l's exact integers are read from G + l * stride: G'[r][s] = G[l * stride +
- * gidx[r * k + s]] (r <= s), plus G'[r][r] >> ridge_shift on the diagonal,
- * and h[j] = G[l * stride + hidx[j]], the same k for every lane.  Returns 1
- * when every lane kept all k regressors (a[l * k + j], j < k, written, bit
- * for bit the scalar result),
- * else 0 and the caller solves those systems with aurp_solve_ldl. */
+ * gidx[r * k + s]] (r <= s), the diagonal aurp_ridged, and h[j] = G[l *
+ * stride + hidx[j]], the same k for every lane.  Returns 1 when every lane
+ * kept all k regressors (a[l * k + j], j < k, written, bit for bit the
+ * scalar result), else 0 and the caller solves those systems with
+ * aurp_solve_ldl. */
 #define AURP_SOLVE_LANES 8
 int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, const uint16_t *gidx, const uint16_t *hidx,
                          int ridge_shift, double *a);
+
+/* A ridge system's diagonal entry: the regressor's energy g plus g >> r, a
+ * shrinkage in proportion to its own energy (lsmix, FORMAT.md 3.2). */
+static inline AURP_HD uint64_t aurp_ridged(uint64_t g, int ridge_shift) { return g + (g >> ridge_shift); }
 
 /* Rounds and clamps a prediction value: floor(v + 0.5) limited to [0, 65535]. */
 static inline AURP_HD uint16_t aurp_round_clamp(double v)

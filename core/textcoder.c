@@ -13,6 +13,7 @@
 #include <threads.h>
 
 #include "internal.h"
+#include "lsmix_arith.h" /* lsx_floor_shr */
 #include "rangecoder.h"
 #include "textcoder_priming.h"
 
@@ -70,8 +71,6 @@ static int squash(int d)
 static int16_t stretch_table[4096];
 /* an update moves 1/(n + 1.5) of the way to the bit: 65536 / (n + 1.5), truncated */
 static int32_t rate_table[TC_COUNT_MAX + 1];
-
-static inline int floor_shr(int32_t v, int s) { return v >= 0 ? v >> s : -(int)((-(int64_t)v + (1 << s) - 1) >> s); }
 
 /* ---- adaptive probabilities ------------------------------------------- */
 
@@ -192,7 +191,7 @@ static void update(text_model *m, int bit)
 {
     int32_t err = (bit << 12) - m->pr;
     for (int k = 0; k < TC_INPUTS; k++) {
-        int32_t w = m->w[m->set][k] + floor_shr(m->st[k] * err + (1 << 9), 10);
+        int32_t w = m->w[m->set][k] + lsx_floor_shr(m->st[k] * err + (1 << 9), 10);
         m->w[m->set][k] = w > TC_WEIGHT_MAX ? TC_WEIGHT_MAX : w < -TC_WEIGHT_MAX ? -TC_WEIGHT_MAX : w;
     }
     for (int k = 0; k < TC_MODELS; k++) prob_update(&m->t[k], m->at[k], bit);

@@ -21,8 +21,8 @@
 #include "lsmix_kernels.h"
 
 #define NPIPE 3
-#define NKIND 5 /* full (12 x classes), wide (16 x classes), activity (12 x 1), single (1), DP (its own) */
-#define KIND_DP 4
+#define NKIND LSX_NCAND /* the C encoder's context candidates (lsx_candidate_tried) */
+#define KIND_DP LSX_CAND_DP
 
 static const int kind_nctx[NKIND] = {LSX_NCTX, LSX_NCTX_WIDE, LSX_NCTX, 1, LSX_DP_NCTX};
 static const int kind_classes[NKIND] = {1, 1, 0, 0, 2};
@@ -43,7 +43,7 @@ struct lsx_gpu_state {
     double *bg;
     double *rl[2]; /* set 2's RL members */
     int64_t *rowsums; /* the row fits' sums, [24][px] */
-    uint32_t *thr_hist; /* [NPIPE][LSX_TQ * CTX_TOKENS^2] the DP candidate's histograms */
+    uint32_t *thr_hist; /* [NPIPE][LSX_THR_CELLS] the DP candidate's histograms */
     int32_t *res[NPIPE];
     uint32_t *act[NPIPE];
     uint8_t *itok[NPIPE];
@@ -105,7 +105,6 @@ static uint32_t nint_of(uint64_t px) { return lsx_table_index(px - 1) + 1; }
 static uint32_t nseg_of(uint64_t px) { return (uint32_t)((px + ((uint64_t)1 << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2); }
 static const size_t seg_slot = 4 + 4 * ((size_t)1 << LSX_SEG_LOG2); /* the C encoder's segment capacity */
 static const int max_cand = NPIPE * NKIND;
-#define THR_HIST ((size_t)LSX_TQ * CTX_TOKENS * CTX_TOKENS)
 
 /* Buffers for frames up to px pixels (kept, grown when a larger frame comes). */
 static cudaError_t reserve(lsx_gpu_state *s, size_t px)
@@ -135,7 +134,7 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->rl[1], 8 * px);
     ALLOC(s->emin, 4 * px);
     ALLOC(s->rowsums, 8 * 24 * px);
-    ALLOC(s->thr_hist, sizeof(uint32_t) * NPIPE * THR_HIST);
+    ALLOC(s->thr_hist, sizeof(uint32_t) * NPIPE * LSX_THR_CELLS);
     for (int i = 0; i < NPIPE; i++) {
         ALLOC(s->res[i], 4 * px);
         ALLOC(s->act[i], 4 * px);
@@ -164,7 +163,7 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_seg_len, 4 * (size_t)max_cand * nseg, cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_info, NPIPE * 8 + 8, cudaHostAllocPortable);
     if (rc == cudaSuccess)
-        rc = cudaHostAlloc((void **)&s->h_thr_hist, sizeof(uint32_t) * NPIPE * THR_HIST, cudaHostAllocPortable);
+        rc = cudaHostAlloc((void **)&s->h_thr_hist, sizeof(uint32_t) * NPIPE * LSX_THR_CELLS, cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_body, s->body_cap, cudaHostAllocPortable);
     if (rc != cudaSuccess) {
         free_buffers(s);
@@ -179,7 +178,7 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
 /* ---- the C encoder's choice, replayed on the candidates' lengths ---------- */
 
 typedef struct {
-    int nk;           /* fixed candidates per pipeline: 4 below 2^16 pixels, else 3 */
+    uint64_t px;      /* the frame's pixels */
     int nib[NPIPE];   /* each pipeline's intensity classes */
     int have_dp[NPIPE]; /* its DP candidate exists (lsx_dp_contexts succeeded) */
     size_t len[NPIPE * NKIND];
@@ -195,12 +194,9 @@ static aurp_status try_pipe(const choice_in *in, int pipe, unsigned want, size_t
 {
     *mask = 0;
     for (int k = 0; k < NKIND; k++) {
-        if (!(want >> k & 1)) continue;
-        if (k < KIND_DP && k >= in->nk) continue; /* the single context only below 2^16 pixels */
-        if (k == KIND_DP && !in->have_dp[pipe]) continue;
-        if (k > 0 && k < KIND_DP && cand_nib(in, pipe, k) == cand_nib(in, pipe, k - 1) &&
-            kind_nctx[k] == kind_nctx[k - 1])
-            continue;
+        const int repeats =
+            k > 0 && cand_nib(in, pipe, k) == cand_nib(in, pipe, k - 1) && kind_nctx[k] == kind_nctx[k - 1];
+        if (!lsx_candidate_tried(k, want, in->px, in->have_dp[pipe], repeats)) continue;
         const int c = pipe * NKIND + k;
         if (in->overflow[c]) return AURP_ERR_NOMEM;
         if (*best != 0 && in->len[c] >= *best) continue;
@@ -225,7 +221,7 @@ static aurp_status choose(const choice_in *in, int *choice)
 /* ---- the DP candidate's contexts, one host thread a pipeline ---------------- */
 
 typedef struct {
-    const uint32_t *hist; /* [NPIPE][THR_HIST] */
+    const uint32_t *hist; /* [NPIPE][LSX_THR_CELLS] */
     const uint8_t *info;  /* [NPIPE][8]: each pipeline's intensity classes */
     lsx_view dp[NPIPE];
     int ok[NPIPE];
@@ -241,7 +237,7 @@ static void dp_run(void *arg, int i)
     dp->nctx = LSX_NCTX;
     dp->nib = j->info[8 * i];
     if (dp->nib > 1) memcpy(dp->ibnd, j->info + 8 * i + 1, (size_t)dp->nib - 1);
-    j->ok[i] = lsx_dp_contexts(j->hist + (size_t)i * THR_HIST, LSX_DP_NCTX, LSX_NIB, dp) == 0;
+    j->ok[i] = lsx_dp_contexts(j->hist + (size_t)i * LSX_THR_CELLS, LSX_DP_NCTX, LSX_NIB, dp) == 0;
 }
 
 /* ---- the encoder ------------------------------------------------------------- */
@@ -323,8 +319,8 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     /* the DP candidate of each pipeline (try_residuals' candidate 4): its
      * histogram here, the DP on the host (lsx_dp_contexts, from the
      * pipeline's intensity classes), its contexts back to the device */
-    for (int i = 0; i < NPIPE; i++) CK(lsx_gpu_thr_histogram(&hp[i], px, s->thr_hist + i * THR_HIST, st));
-    CK(cudaMemcpyAsync(s->h_thr_hist, s->thr_hist, sizeof(uint32_t) * NPIPE * THR_HIST, cudaMemcpyDeviceToHost, st));
+    for (int i = 0; i < NPIPE; i++) CK(lsx_gpu_thr_histogram(&hp[i], px, s->thr_hist + i * LSX_THR_CELLS, st));
+    CK(cudaMemcpyAsync(s->h_thr_hist, s->thr_hist, sizeof(uint32_t) * NPIPE * LSX_THR_CELLS, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(s->h_info, s->info, NPIPE * 8 + 8, cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
     dp_job dj;
@@ -360,7 +356,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     /* the C encoder's choice */
     choice_in in;
     memset(&in, 0, sizeof in);
-    in.nk = nk;
+    in.px = px;
     in.cap = cap;
     for (int i = 0; i < NPIPE; i++) {
         in.nib[i] = s->h_info[8 * i];

@@ -175,7 +175,7 @@ __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ri
             L[j * (j - 1) / 2 + i] = t * invD[i];
         }
         const uint64_t gjj = g[lsx_tri(j, j, Z)];
-        const double ajj = (double)(gjj + (gjj >> ridge));
+        const double ajj = (double)aurp_ridged(gjj, ridge);
         double d = ajj;
         for (int l = 0; l < j; l++) d = d - U[l] * L[j * (j - 1) / 2 + l];
         if (!(d > ajj * AURP_PIVOT_REL)) { /* dependent column: stop at order j */
@@ -687,7 +687,7 @@ __global__ void thr_histogram_kernel(lsx_gpu_pipe pp, uint64_t px, uint32_t *his
 
 cudaError_t lsx_gpu_thr_histogram(const lsx_gpu_pipe *pp, uint64_t px, uint32_t *hist, cudaStream_t st)
 {
-    cudaError_t rc = cudaMemsetAsync(hist, 0, sizeof(uint32_t) * LSX_TQ * CTX_TOKENS * CTX_TOKENS, st);
+    cudaError_t rc = cudaMemsetAsync(hist, 0, sizeof(uint32_t) * LSX_THR_CELLS, st);
     if (rc != cudaSuccess) return rc;
     thr_histogram_kernel<<<256, 256, 0, st>>>(*pp, px, hist);
     return cudaGetLastError();

@@ -99,7 +99,7 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
 
 /* The histogram of the DP context candidate (lsx_thr_histogram of
  * core/lsmix_thresholds.c) of one pipeline's residuals, into hist
- * [LSX_TQ * CTX_TOKENS * CTX_TOKENS] (zeroed here). */
+ * [LSX_THR_CELLS] (zeroed here). */
 cudaError_t lsx_gpu_thr_histogram(const lsx_gpu_pipe *pp, uint64_t px, uint32_t *hist, cudaStream_t st);
 
 /* The coding of ncand candidates at once: contexts, counts, tables, rANS

@@ -11,7 +11,7 @@
 
 Test(core_thresholds, the_dp_cuts_between_two_activity_populations)
 {
-    uint32_t *hist = calloc((size_t)LSX_TQ * CTX_TOKENS * CTX_TOKENS, sizeof *hist);
+    uint32_t *hist = calloc(LSX_THR_CELLS, sizeof *hist);
     /* quiet pixels (a16 = 100) with residuals 0, +-1; busy ones (a16 =
      * 50000) with residuals of 200..400 */
     for (int e = -1; e <= 1; e++) hist[lsx_thr_cell(100, 0, e)] += 50000;
