@@ -7,8 +7,23 @@
 
 #ifdef __CUDACC__
 #define AURP_HD __host__ __device__
+#define AURP_HD_FORCE __host__ __device__ __attribute__((always_inline))
 #else
 #define AURP_HD
+#define AURP_HD_FORCE __attribute__((always_inline))
+#endif
+
+/* Unrolls the next loop completely where its trip count is a constant
+ * after inlining (small fixed-size solves: the loop overhead and the
+ * memory round trips otherwise cost more than the arithmetic). */
+#if defined(__CUDA_ARCH__)
+#define AURP_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__) /* nvcc's host pass: neither pragma is known to both of its compilers */
+#define AURP_UNROLL
+#elif defined(__GNUC__) && !defined(__clang__)
+#define AURP_UNROLL _Pragma("GCC unroll 8")
+#else
+#define AURP_UNROLL
 #endif
 
 /* Index of the highest set bit of v > 0. */

@@ -7,6 +7,9 @@
 #include "lsmix.h"
 #include "predict.h"
 
+_Static_assert(LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA == AURP_SOLVE_LANES_ORDER,
+               "the default order is the one the lane solve is compiled for");
+
 /* ---- regressors --------------------------------------------------------- */
 
 /* The regressor vector z[0..D-1] of pixel (i, n): lsx_regressor, K
@@ -235,9 +238,10 @@ void lsx_sources(lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, doub
     z[2] = 16 * (int32_t)up[n];
     z[3] = 16 * (int32_t)up2[n];
     if (s->set == 2) /* RL, on BG's C and S (set 2 streams have BG: parse refuses others) */
-        for (int q = 0; q < LSX_RL_N; q++) {
+        AURP_UNROLL
+        for (int q = 0; q < LSX_RL_N; q++) { /* unrolled: each member's solve compiles for its size */
             lsx_rl_regressors(&s->rl[q], q, cur, up, up2, s->bg_c, s->W, n);
-            s->rl_pred[q] = lsx_rl_predict(&s->rl[q], q, n, up, s->bg_c[n], s->bg_s[n]);
+            s->rl_pred[q] = lsx_rl_pixel(&s->rl[q], q, n, s->W, up, s->bg_c, s->bg_s);
         }
 }
 
@@ -280,6 +284,7 @@ void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *
             lsx_rv_add(s->rv, y, z[2], z[3]);
         }
         if (s->set == 2 && n > 0) /* the row's sums start at 0 with pixel 1 */
+            AURP_UNROLL
             for (int q = 0; q < LSX_RL_N; q++) lsx_rl_add(&s->rl[q], q, x, s->bg_c[n]);
         if (s->bg) {
             lsx_bg_row_add(&s->bg_row, s->bg_c[n], s->bg_s[n], s->bg_w[n], x);

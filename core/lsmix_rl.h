@@ -30,15 +30,19 @@ typedef struct {
     double A[LSX_RL_MAXR * LSX_RL_MAXR]; /* lower triangle, [i * LSX_RL_MAXR + j], j <= i */
     double b[LSX_RL_MAXR];
     double z[LSX_RL_MAXR]; /* this pixel's regressors */
+    /* A's ridge factors for the pixel to predict: L (strict lower
+     * triangle), 1 / pivot, whether every pivot was positive */
+    double L[LSX_RL_MAXR * LSX_RL_MAXR], inv[LSX_RL_MAXR];
+    int ok;
 } lsx_rl;
 
 /* Member q's regressor count: RL1 5, RL2 3. */
-static inline AURP_HD int lsx_rl_size(int q) { return q ? 3 : 5; }
+static inline AURP_HD_FORCE int lsx_rl_size(int q) { return q ? 3 : 5; }
 
 /* Regressor k of member q is the pixel (m - dm, n + dn): RL1 the row above
  * at n-1, n, n+1, two rows above at n, the left pixel; RL2 the two left
  * pixels and the pixel above. */
-static inline AURP_HD void lsx_rl_support(int q, int k, int *dm, int *dn)
+static inline AURP_HD_FORCE void lsx_rl_support(int q, int k, int *dm, int *dn)
 {
     if (!q) { /* (1,-1) (1,0) (1,1) (2,0) (0,-1) */
         *dm = k < 3 ? 1 : k == 3 ? 2 : 0;
@@ -53,9 +57,10 @@ static inline AURP_HD void lsx_rl_support(int q, int k, int *dm, int *dn)
  * m-2 (m-1 when m = 1); c: BG's column levels of row m (Q4).  Columns are
  * clamped to the image; the current row's pixel left of column 0 is the
  * pixel above it. */
-static inline AURP_HD void lsx_rl_regressors(lsx_rl *r, int q, const uint16_t *cur, const uint16_t *up,
+static inline AURP_HD_FORCE void lsx_rl_regressors(lsx_rl *r, int q, const uint16_t *cur, const uint16_t *up,
                                              const uint16_t *up2, const int32_t *c, uint32_t W, uint32_t n)
 {
+    AURP_UNROLL
     for (int k = 0; k < lsx_rl_size(q); k++) {
         int dm, dn;
         lsx_rl_support(q, k, &dm, &dn);
@@ -68,57 +73,92 @@ static inline AURP_HD void lsx_rl_regressors(lsx_rl *r, int q, const uint16_t *c
     }
 }
 
-/* Member q's prediction of x[m][n] from its sums and regressors (set by
- * lsx_rl_regressors): the pixel above for n < 2; else C[n] / 16 plus the
- * ridge solution (LDL^T, one division a pivot) times z; C[n] / 16 alone if
- * a pivot is not positive.  c_n: C[n] (Q4), s_n: BG's scale S[n] (Q8). */
-static inline AURP_HD double lsx_rl_predict(const lsx_rl *r, int q, uint32_t n, const uint16_t *up, int32_t c_n,
-                                            int32_t s_n)
+/* The factors of the ridge system of the pixel to predict: A plus 0.002
+ * A_jj + 30 sigma^2 on the diagonal (sigma = S[n] / 172.5; s_n: BG's
+ * scale S[n], Q8), as LDL^T with one division a pivot.  A holds the pixels
+ * left of n only, and their regressors lie left of them: so that the
+ * factors need not x[m][n-1], and a decoder computes them while that pixel
+ * decodes (lsx_rl_pixel). */
+static inline AURP_HD_FORCE void lsx_rl_factor(lsx_rl *r, int q, int32_t s_n)
 {
-    if (n < 2) return (double)up[n];
     const int D = lsx_rl_size(q);
-    double L[LSX_RL_MAXR * LSX_RL_MAXR], inv[LSX_RL_MAXR], dd[LSX_RL_MAXR], y[LSX_RL_MAXR], a[LSX_RL_MAXR];
-    const double cn = c_n * 0.0625;
+    double dd[LSX_RL_MAXR];
     const double sg = (double)s_n * (1.0 / 172.5), absr = LSX_RL_NOISE * sg * sg;
-    int ok = 1;
+    r->ok = 1;
+    AURP_UNROLL
     for (int i = 0; i < D; i++) {
+        AURP_UNROLL
         for (int j = 0; j < i; j++) {
             double t = r->A[i * LSX_RL_MAXR + j];
-            for (int k = 0; k < j; k++) t = t - L[i * LSX_RL_MAXR + k] * L[j * LSX_RL_MAXR + k] * dd[k];
-            L[i * LSX_RL_MAXR + j] = t * inv[j];
+            AURP_UNROLL
+            for (int k = 0; k < j; k++) t = t - r->L[i * LSX_RL_MAXR + k] * r->L[j * LSX_RL_MAXR + k] * dd[k];
+            r->L[i * LSX_RL_MAXR + j] = t * r->inv[j];
         }
         double d = r->A[i * LSX_RL_MAXR + i];
         d = d + d * LSX_RL_RIDGE + absr;
-        for (int k = 0; k < i; k++) d = d - L[i * LSX_RL_MAXR + k] * L[i * LSX_RL_MAXR + k] * dd[k];
-        if (!(d > 0)) ok = 0, d = 1;
+        AURP_UNROLL
+        for (int k = 0; k < i; k++) d = d - r->L[i * LSX_RL_MAXR + k] * r->L[i * LSX_RL_MAXR + k] * dd[k];
+        if (!(d > 0)) r->ok = 0, d = 1;
         dd[i] = d;
-        inv[i] = 1.0 / d;
+        r->inv[i] = 1.0 / d;
     }
+}
+
+/* Member q's prediction of x[m][n] from its factors (lsx_rl_factor), sums
+ * and regressors (lsx_rl_regressors): the pixel above for n < 2; else C[n]
+ * / 16 plus the ridge solution times z; C[n] / 16 alone if a pivot was not
+ * positive.  c_n: C[n] (Q4). */
+static inline AURP_HD_FORCE double lsx_rl_predict(const lsx_rl *r, int q, uint32_t n, const uint16_t *up, int32_t c_n)
+{
+    if (n < 2) return (double)up[n];
+    const int D = lsx_rl_size(q);
+    double y[LSX_RL_MAXR], a[LSX_RL_MAXR];
+    AURP_UNROLL
     for (int i = 0; i < D; i++) {
         double t = r->b[i];
-        for (int k = 0; k < i; k++) t = t - L[i * LSX_RL_MAXR + k] * y[k];
+        AURP_UNROLL
+        for (int k = 0; k < i; k++) t = t - r->L[i * LSX_RL_MAXR + k] * y[k];
         y[i] = t;
     }
+    AURP_UNROLL
     for (int i = D - 1; i >= 0; i--) {
-        double t = y[i] * inv[i];
-        for (int k = i + 1; k < D; k++) t = t - L[k * LSX_RL_MAXR + i] * a[k];
+        double t = y[i] * r->inv[i];
+        AURP_UNROLL
+        for (int k = i + 1; k < D; k++) t = t - r->L[k * LSX_RL_MAXR + i] * a[k];
         a[i] = t;
     }
-    double p = cn;
-    if (ok)
+    double p = c_n * 0.0625;
+    if (r->ok)
+        AURP_UNROLL
         for (int k = 0; k < D; k++) p = p + a[k] * r->z[k];
     return p;
 }
 
-/* After x[m][n] is known: the sums halve and take z z^T and z (x - C[n]/16). */
-static inline AURP_HD void lsx_rl_add(lsx_rl *r, int q, uint16_t x, int32_t c_n)
+/* Member q at pixel n of a row of W, its regressors set: the prediction;
+ * then pixel n >= 1 joins A (A halves and takes z z^T) and the factors of
+ * pixel n+1 follow (s: BG's scales of the row).  The row's sums start at
+ * 0 with pixel 1 (the caller clears them at n = 0). */
+static inline AURP_HD_FORCE double lsx_rl_pixel(lsx_rl *r, int q, uint32_t n, uint32_t W, const uint16_t *up,
+                                          const int32_t *c, const int32_t *s)
+{
+    const double p = lsx_rl_predict(r, q, n, up, c[n]);
+    if (n > 0 && n + 1 < W) {
+        AURP_UNROLL
+        for (int i = 0; i < lsx_rl_size(q); i++)
+            AURP_UNROLL
+            for (int j = 0; j <= i; j++)
+                r->A[i * LSX_RL_MAXR + j] = r->A[i * LSX_RL_MAXR + j] * 0.5 + r->z[i] * r->z[j];
+        lsx_rl_factor(r, q, s[n + 1]);
+    }
+    return p;
+}
+
+/* After x[m][n] (n >= 1) is known: b halves and takes z (x - C[n]/16). */
+static inline AURP_HD_FORCE void lsx_rl_add(lsx_rl *r, int q, uint16_t x, int32_t c_n)
 {
     const double yv = (double)x - c_n * 0.0625;
-    for (int i = 0; i < lsx_rl_size(q); i++) {
-        for (int j = 0; j <= i; j++)
-            r->A[i * LSX_RL_MAXR + j] = r->A[i * LSX_RL_MAXR + j] * 0.5 + r->z[i] * r->z[j];
-        r->b[i] = r->b[i] * 0.5 + r->z[i] * yv;
-    }
+    AURP_UNROLL
+    for (int i = 0; i < lsx_rl_size(q); i++) r->b[i] = r->b[i] * 0.5 + r->z[i] * yv;
 }
 
 #endif

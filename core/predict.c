@@ -108,51 +108,116 @@ typedef long long lmask_t __attribute__((vector_size(LANES * sizeof(long long)))
 typedef double glanes_t __attribute__((vector_size(GLANES * sizeof(double))));
 typedef long long gmask_t __attribute__((vector_size(GLANES * sizeof(long long))));
 
+typedef unsigned long long gwords_t __attribute__((vector_size(GLANES * sizeof(unsigned long long))));
+
+/* T[e][l] = G[l * stride + e] for e < ne: lane l's entries side by side,
+ * eight entries at a time by an 8 x 8 transpose of whole-vector loads (the
+ * lanes lie a column's entries apart; loading lane by lane into a vector
+ * cost more than the solve), the last ne % 8 one by one. */
+static inline __attribute__((always_inline)) void transpose_lanes(const uint64_t *G, size_t stride, int ne,
+                                                                  gwords_t *T)
+{
+    _Static_assert(GLANES == 8, "the transpose is 8 x 8");
+    const gwords_t lo2 = {0, 8, 2, 10, 4, 12, 6, 14}, hi2 = {1, 9, 3, 11, 5, 13, 7, 15};
+    const gwords_t lo4 = {0, 1, 8, 9, 4, 5, 12, 13}, hi4 = {2, 3, 10, 11, 6, 7, 14, 15};
+    const gwords_t lo8 = {0, 1, 2, 3, 8, 9, 10, 11}, hi8 = {4, 5, 6, 7, 12, 13, 14, 15};
+    int e0 = 0;
+    for (; e0 + 8 <= ne; e0 += 8) {
+        gwords_t r[8], t[8], u[8];
+#pragma GCC unroll 8
+        for (int l = 0; l < 8; l++) memcpy(&r[l], G + l * stride + e0, sizeof r[l]);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i += 2) { /* lanes i, i+1: their even and their odd entries */
+            t[i] = __builtin_shuffle(r[i], r[i + 1], lo2);
+            t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi2);
+        }
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; i += 4) /* lanes i..i+3: entries {0,4} {1,5} {2,6} {3,7} at u[i..i+3] */
+#pragma GCC unroll 2
+            for (int o = 0; o < 2; o++) {
+                u[i + o] = __builtin_shuffle(t[i + o], t[i + o + 2], lo4);
+                u[i + o + 2] = __builtin_shuffle(t[i + o], t[i + o + 2], hi4);
+            }
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; j++) { /* all eight lanes */
+            T[e0 + j] = __builtin_shuffle(u[j], u[j + 4], lo8);
+            T[e0 + j + 4] = __builtin_shuffle(u[j], u[j + 4], hi8);
+        }
+    }
+    for (; e0 < ne; e0++)
+        for (int l = 0; l < GLANES; l++) T[e0][l] = G[l * stride + e0];
+}
+
+/* Compiled for one order K alone, so that the triangular loops unroll
+ * completely and the factors stay in registers: the chains of different
+ * rows then overlap (the generic loops ran about twice as long). */
+#define K AURP_SOLVE_LANES_ORDER
+#define TMAX 96 /* entries a lane: lsmix's (K + 1)(K + 2) / 2 = 91, rounded up to 8 */
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
 int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, const uint16_t *gidx, const uint16_t *hidx,
                          int ridge_shift, double *a)
 {
-    glanes_t A[AURP_MAX_ORDER][AURP_MAX_ORDER], L[AURP_MAX_ORDER][AURP_MAX_ORDER];
-    glanes_t U[AURP_MAX_ORDER], invD[AURP_MAX_ORDER], y[AURP_MAX_ORDER], x[AURP_MAX_ORDER];
-    glanes_t rel, one;
-    for (int l = 0; l < GLANES; l++) rel[l] = AURP_PIVOT_REL, one[l] = 1.0;
-    for (int r = 0; r < k; r++) {
-        for (int l = 0; l < GLANES; l++) A[r][r][l] = (double)aurp_ridged(G[l * stride + gidx[r * k + r]], ridge_shift);
-        for (int s = r + 1; s < k; s++)
-            for (int l = 0; l < GLANES; l++) A[s][r][l] = (double)G[l * stride + gidx[r * k + s]];
+    if (k != K) return 0;
+    int ne = 0; /* entries read: 0 .. the largest index */
+    for (int r = 0; r < K; r++) {
+        for (int s = r; s < K; s++) ne = gidx[r * K + s] >= ne ? gidx[r * K + s] + 1 : ne;
+        ne = hidx[r] >= ne ? hidx[r] + 1 : ne;
     }
-    for (int j = 0; j < k; j++) {
+    if (ne > TMAX) return 0;
+    gwords_t T[TMAX];
+    transpose_lanes(G, stride, ne, T);
+
+    glanes_t A[K][K], L[K][K], U[K], invD[K], y[K], x[K], rel, one;
+    for (int l = 0; l < GLANES; l++) rel[l] = AURP_PIVOT_REL, one[l] = 1.0;
+#pragma GCC unroll 16
+    for (int r = 0; r < K; r++) {
+        A[r][r] = __builtin_convertvector(T[gidx[r * K + r]] + (T[gidx[r * K + r]] >> ridge_shift), glanes_t);
+#pragma GCC unroll 16
+        for (int s = r + 1; s < K; s++) A[s][r] = __builtin_convertvector(T[gidx[r * K + s]], glanes_t);
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j < K; j++) {
+#pragma GCC unroll 16
         for (int i = 0; i < j; i++) {
             glanes_t t = A[j][i];
+#pragma GCC unroll 16
             for (int l = 0; l < i; l++) t = t - U[l] * L[i][l];
             U[i] = t;
             L[j][i] = t * invD[i];
         }
         glanes_t d = A[j][j];
+#pragma GCC unroll 16
         for (int l = 0; l < j; l++) d = d - U[l] * L[j][l];
         gmask_t ok = (gmask_t)(d > A[j][j] * rel);
         long long all = -1;
+#pragma GCC unroll 8
         for (int l = 0; l < GLANES; l++) all &= ok[l];
         if (!all) return 0;
         invD[j] = one / d;
     }
-    for (int j = 0; j < k; j++) {
-        glanes_t t;
-        for (int l = 0; l < GLANES; l++) t[l] = (double)G[l * stride + hidx[j]];
+#pragma GCC unroll 16
+    for (int j = 0; j < K; j++) {
+        glanes_t t = __builtin_convertvector(T[hidx[j]], glanes_t);
+#pragma GCC unroll 16
         for (int l = 0; l < j; l++) t = t - L[j][l] * y[l];
         y[j] = t;
     }
-    for (int j = k - 1; j >= 0; j--) {
+#pragma GCC unroll 16
+    for (int j = K - 1; j >= 0; j--) {
         glanes_t t = y[j] * invD[j];
-        for (int l = j + 1; l < k; l++) t = t - L[l][j] * x[l];
+#pragma GCC unroll 16
+        for (int l = j + 1; l < K; l++) t = t - L[l][j] * x[l];
         x[j] = t;
     }
     for (int l = 0; l < GLANES; l++)
-        for (int j = 0; j < k; j++) a[l * (size_t)k + j] = x[j][l];
+        for (int j = 0; j < K; j++) a[l * (size_t)K + j] = x[j][l];
     return 1;
 }
+#undef K
+#undef TMAX
 
 /* The reference path for one column: G and h from the prefix sums, then
  * the scalar solve. */

@@ -487,7 +487,7 @@ __global__ void rl_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint3
         const size_t i = (size_t)m * W + n;
         for (int q = 0; q < LSX_RL_N; q++) {
             lsx_rl_regressors(&r[q], q, cur, up, up2, cr, W, n);
-            (q ? p_rl1 : p_rl0)[i] = lsx_rl_predict(&r[q], q, n, up, cr[n], sr[n]);
+            (q ? p_rl1 : p_rl0)[i] = lsx_rl_pixel(&r[q], q, n, W, up, cr, sr);
         }
         if (n > 0)
             for (int q = 0; q < LSX_RL_N; q++) lsx_rl_add(&r[q], q, cur[n], cr[n]);

@@ -140,3 +140,52 @@ Test(core_predict, solve_ldl_properties)
         }
     cr_assert_eq(aurp_solve_ldl(K, G, h, a), 3);
 }
+
+/* aurp_solve_ldl_lanes: eight systems of the order it is compiled for, read
+ * in place from a strided layout of packed upper triangles (lsmix's), give
+ * bit for bit the scalar solve's coefficients; a rank-deficient lane sends
+ * the group to the scalar path (0), as does any other order. */
+Test(core_predict, solve_ldl_lanes_equals_the_scalar_solve)
+{
+    enum { K = AURP_SOLVE_LANES_ORDER, Z = K + 1, NE = Z * (Z + 1) / 2, L = AURP_SOLVE_LANES, ROWS = 40 };
+    const size_t stride = NE + 5; /* lanes need not be packed */
+    uint64_t *G = calloc(L * stride, sizeof *G);
+    uint16_t gidx[K * K], hidx[K];
+    for (int r = 0; r < K; r++) { /* entry (r, s) of the packed upper triangle of Z x Z, column Z-1 the target */
+        for (int s = r; s < K; s++) gidx[r * K + s] = (uint16_t)(r * Z - r * (r - 1) / 2 + (s - r));
+        hidx[r] = (uint16_t)(r * Z - r * (r - 1) / 2 + (K - r));
+    }
+    uint64_t seed = 7;
+    for (int trial = 0; trial < 50; trial++) {
+        int deficient = trial % 10 == 9 ? (int)(core_rand(&seed) % L) : -1;
+        for (int l = 0; l < L; l++) { /* sums of z z^T over rows of random regressors, 16-bit pixels */
+            uint64_t *g = G + l * stride;
+            memset(g, 0, NE * sizeof *g);
+            for (int i = 0; i < ROWS; i++) {
+                uint64_t z[Z];
+                for (int j = 0; j < Z; j++) z[j] = core_rand(&seed) % (trial & 1 ? 65536 : 300);
+                if (l == deficient) z[4] = z[2]; /* two equal regressors */
+                for (int r = 0, e = 0; r < Z; r++)
+                    for (int s = r; s < Z; s++, e++) g[e] += z[r] * z[s];
+            }
+        }
+        const int ridge_shift = deficient >= 0 ? 62 : 10; /* the deficient lane must stay singular */
+        double a[L * K];
+        int lanes = aurp_solve_ldl_lanes(K, G, stride, gidx, hidx, ridge_shift, a);
+        cr_assert_eq(lanes, deficient < 0, "trial %d: lane path %d", trial, lanes);
+        for (int l = 0; l < L && lanes; l++) {
+            uint64_t A[K * K], h[K];
+            for (int r = 0; r < K; r++) {
+                for (int s = r; s < K; s++) A[r * K + s] = G[l * stride + gidx[r * K + s]];
+                A[r * K + r] = aurp_ridged(A[r * K + r], ridge_shift);
+                h[r] = G[l * stride + hidx[r]];
+            }
+            double want[K];
+            cr_assert_eq(aurp_solve_ldl(K, A, h, want), K);
+            cr_assert(memcmp(want, a + l * K, sizeof want) == 0, "trial %d lane %d: not the scalar bits", trial, l);
+        }
+    }
+    double a[L * K];
+    cr_assert_eq(aurp_solve_ldl_lanes(K - 1, G, stride, gidx, hidx, 10, a), 0, "another order has no lane path");
+    free(G);
+}

@@ -19,7 +19,7 @@ static void run_row(int q, uint16_t rows[3][64], const int32_t *c, const int32_t
     memset(&r, 0, sizeof r);
     for (uint32_t n = 0; n < 64; n++) {
         lsx_rl_regressors(&r, q, rows[2], rows[1], rows[0], c, 64, n);
-        pred[n] = lsx_rl_predict(&r, q, n, rows[1], c[n], s[n]);
+        pred[n] = lsx_rl_pixel(&r, q, n, 64, rows[1], c, s);
         if (n > 0) lsx_rl_add(&r, q, rows[2][n], c[n]);
     }
 }
