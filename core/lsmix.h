@@ -55,12 +55,17 @@ typedef struct {
 
 /* ---- the LS predictor of one band of columns ------------------------ */
 
+/* The prefix rows are written a whole vector row at a time, past the last
+ * entry (lsmix_predict.c): LSX_PRE_PAD entries of room after each. */
+#define LSX_PRE_PAD 32
+#define LSX_PRE_STRIDE(ne) ((size_t)(ne) + LSX_PRE_PAD)
+
 typedef struct {
     lsx_params p;
     uint32_t W, c0, c1; /* this band solves columns [c0, c1) */
     int D, Z, NE;       /* regressors, regressors + target, upper-triangle entries of Z x Z */
     uint64_t *G;        /* [(c1-c0) * NE] forgetting training sums */
-    uint64_t *pre;      /* [(span + 1) * NE] prefix of one row's outer products */
+    uint64_t *pre;      /* [span + 1][LSX_PRE_STRIDE(NE)] prefix of one row's outer products */
     uint32_t *zrow;     /* [span * Z] one row's regressor vectors */
     double *coef;       /* [(c1-c0) * D] */
     uint8_t *kused;     /* [(c1-c0)] regressors in use (LDL order) */

@@ -52,8 +52,8 @@ int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uin
     b->hi = c1 + R < W ? c1 + R : W;
     size_t span = b->hi - b->lo, cols = c1 - c0;
     b->G = calloc(cols * (size_t)b->NE, sizeof *b->G);
-    b->pre = calloc((span + 1) * (size_t)b->NE, sizeof *b->pre);
-    b->zrow = calloc(span * (size_t)b->Z, sizeof *b->zrow);
+    b->pre = calloc((span + 1) * LSX_PRE_STRIDE(b->NE), sizeof *b->pre);
+    b->zrow = calloc(span * (size_t)b->Z + LSX_PRE_PAD, sizeof *b->zrow); /* the last rows read past */
     b->coef = calloc(cols * (size_t)b->D, sizeof *b->coef);
     b->kused = calloc(cols, 1);
     if (!b->G || !b->pre || !b->zrow || !b->coef || !b->kused) {
@@ -71,6 +71,27 @@ void lsx_band_free(lsx_band *b)
     free(b->coef);
     free(b->kused);
     memset(b, 0, sizeof *b);
+}
+
+/* pre[t + 1] = pre[t] + the outer product of column t's regressors z (Z
+ * of them, zrow[t * Z ..]), for t < span: the upper triangle row by row,
+ * row r as `width` products z_r z_{r+j} at once (j < width, whole vectors)
+ * whose tail, products with the next column's z, lands on the first
+ * entries of row r+1 and is overwritten by that row (the last row's in
+ * the LSX_PRE_STRIDE padding).  Short triangle rows one by one cost twice
+ * as much. */
+static inline __attribute__((always_inline)) void prefix_outer_products(const uint32_t *zrow, int Z, size_t span,
+                                                                       uint64_t *pre, size_t ps, const int width)
+{
+    for (size_t t = 0; t < span; t++) {
+        const uint32_t *z = zrow + t * (size_t)Z;
+        const uint64_t *a = pre + t * ps;
+        uint64_t *o = pre + (t + 1) * ps;
+        for (int r = 0, e = 0; r < Z; e += Z - r, r++) {
+            const uint64_t zr = z[r];
+            for (int j = 0; j < width; j++) o[e + j] = a[e + j] + zr * z[r + j];
+        }
+    }
 }
 
 /* Adds row i = m-1 to G: G <- G - round(G / 2^f) + (window sum of z z^T). */
@@ -93,25 +114,20 @@ static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const
     }
     /* prefix over the columns of the outer products (mod 2^64; every
      * window difference is a true sum < 2^53), entry (r, s) at e =
-     * lsx_tri(r, s, Z) */
+     * lsx_tri(r, s, Z), a column's entries LSX_PRE_STRIDE(NE) apart */
     uint64_t *pre = b->pre;
-    memset(pre, 0, (size_t)NE * sizeof *pre);
-    for (size_t t = 0; t < span; t++) {
-        const uint32_t *z = b->zrow + t * (size_t)Z;
-        const uint64_t *a = pre + t * (size_t)NE;
-        uint64_t *o = pre + (t + 1) * (size_t)NE;
-        int e = 0;
-        for (int r = 0; r < Z; r++) {
-            const uint64_t zr = z[r];
-            for (int s = r; s < Z; s++, e++) o[e] = a[e] + zr * z[s];
-        }
-    }
+    const size_t ps = LSX_PRE_STRIDE(NE);
+    memset(pre, 0, ps * sizeof *pre);
+    if (Z <= 16)
+        prefix_outer_products(b->zrow, Z, span, pre, ps, 16);
+    else
+        prefix_outer_products(b->zrow, Z, span, pre, ps, 32);
     const uint32_t R = (uint32_t)(b->p.M - 1) / 2;
     const int f = b->p.forget_shift;
     const uint64_t half = (uint64_t)1 << (f - 1);
     for (uint32_t n = b->c0; n < b->c1; n++) {
         uint32_t w0 = n > R ? n - R : 0, w1 = n + R + 1 < W ? n + R + 1 : W;
-        const uint64_t *ph = pre + (size_t)(w1 - b->lo) * NE, *pl = pre + (size_t)(w0 - b->lo) * NE;
+        const uint64_t *ph = pre + (w1 - b->lo) * ps, *pl = pre + (w0 - b->lo) * ps;
         uint64_t *g = b->G + (size_t)(n - b->c0) * NE;
         for (int e = 0; e < NE; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
     }

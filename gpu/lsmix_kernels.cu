@@ -485,11 +485,13 @@ __global__ void rl_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint3
     lsx_rl r[LSX_RL_N] = {};
     for (uint32_t n = 0; n < W; n++) {
         const size_t i = (size_t)m * W + n;
+#pragma unroll /* each member's solve compiled for its size: the sums and factors stay in registers */
         for (int q = 0; q < LSX_RL_N; q++) {
             lsx_rl_regressors(&r[q], q, cur, up, up2, cr, W, n);
             (q ? p_rl1 : p_rl0)[i] = lsx_rl_pixel(&r[q], q, n, W, up, cr, sr);
         }
         if (n > 0)
+#pragma unroll
             for (int q = 0; q < LSX_RL_N; q++) lsx_rl_add(&r[q], q, cur[n], cr[n]);
     }
 }
