@@ -73,6 +73,14 @@ static inline AURP_HD_FORCE void lsx_rl_regressors(lsx_rl *r, int q, const uint1
     }
 }
 
+/* One step of a sum with a memory of about two pixels: v / 2 + a b.  Each
+ * entry of A and b is such a recurrence of its own (the GPU runs them a
+ * lane an entry). */
+static inline AURP_HD_FORCE double lsx_rl_halve_add(double v, double a, double b) { return v * 0.5 + a * b; }
+
+/* The fit's target at a pixel: x - C / 16. */
+static inline AURP_HD_FORCE double lsx_rl_target(uint16_t x, int32_t c_n) { return (double)x - c_n * 0.0625; }
+
 /* The factors of the ridge system of the pixel to predict: A plus 0.002
  * A_jj + 30 sigma^2 on the diagonal (sigma = S[n] / 172.5; s_n: BG's
  * scale S[n], Q8), as LDL^T with one division a pivot.  A holds the pixels
@@ -147,7 +155,7 @@ static inline AURP_HD_FORCE double lsx_rl_pixel(lsx_rl *r, int q, uint32_t n, ui
         for (int i = 0; i < lsx_rl_size(q); i++)
             AURP_UNROLL
             for (int j = 0; j <= i; j++)
-                r->A[i * LSX_RL_MAXR + j] = r->A[i * LSX_RL_MAXR + j] * 0.5 + r->z[i] * r->z[j];
+                r->A[i * LSX_RL_MAXR + j] = lsx_rl_halve_add(r->A[i * LSX_RL_MAXR + j], r->z[i], r->z[j]);
         lsx_rl_factor(r, q, s[n + 1]);
     }
     return p;
@@ -156,9 +164,9 @@ static inline AURP_HD_FORCE double lsx_rl_pixel(lsx_rl *r, int q, uint32_t n, ui
 /* After x[m][n] (n >= 1) is known: b halves and takes z (x - C[n]/16). */
 static inline AURP_HD_FORCE void lsx_rl_add(lsx_rl *r, int q, uint16_t x, int32_t c_n)
 {
-    const double yv = (double)x - c_n * 0.0625;
+    const double yv = lsx_rl_target(x, c_n);
     AURP_UNROLL
-    for (int i = 0; i < lsx_rl_size(q); i++) r->b[i] = r->b[i] * 0.5 + r->z[i] * yv;
+    for (int i = 0; i < lsx_rl_size(q); i++) r->b[i] = lsx_rl_halve_add(r->b[i], r->z[i], yv);
 }
 
 #endif

@@ -473,33 +473,96 @@ cudaError_t lsx_gpu_bg(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, in
     return cudaGetLastError();
 }
 
-/* A thread per row m >= 1: the RL members along the row, as lsx_sources and
- * lsx_record run them (the sums start at 0 with pixel 1). */
-__global__ void rl_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H, const int32_t *__restrict__ c,
-                               const int32_t *__restrict__ s, double *__restrict__ p_rl0, double *__restrict__ p_rl1)
+/* A warp per row m >= 1: the RL members along the row, as lsx_sources and
+ * lsx_record run them (the sums start at 0 with pixel 1), 32 pixels at a
+ * time.  Each entry of A and b is a recurrence of its own
+ * (lsx_rl_halve_add): lane e < RL_ENTRIES runs entry e along the chunk and
+ * keeps its value before every pixel; then lane l factors and solves the
+ * systems of pixel n0 + l from those values, the pixels' solves in
+ * parallel (a thread per row, solving pixel after pixel, took about 1 ms). */
+#define RL_CHUNK 32
+#define RL_ZS (LSX_RL_N * LSX_RL_MAXR)                           /* a pixel's z of both members, then x - C/16 */
+#define RL_ENTRIES (LSX_RL_MAXR * (LSX_RL_MAXR + 1) / 2 + 6 + 5 + 3) /* A and b of RL1 (5) and RL2 (3) */
+
+/* Lane e's entry: member *q, b[*i] when *isb, else A[*i][*j] (j <= i). */
+__device__ __forceinline__ void rl_entry(int e, int *q, int *i, int *j, int *isb)
 {
-    const uint32_t m = 1 + blockIdx.x * blockDim.x + threadIdx.x;
-    if (m >= H) return;
+    *isb = 0;
+    *q = e >= 20;
+    int k = e >= 20 ? e - 20 : e;
+    const int na = *q ? 6 : 15; /* A's entries */
+    if (k >= na) {
+        *isb = 1, *i = k - na, *j = 0;
+        return;
+    }
+    for (*i = 0; k > *i; (*i)++) k -= *i + 1;
+    *j = k;
+}
+
+__global__ void __launch_bounds__(RL_CHUNK) rl_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H,
+                                                          const int32_t *__restrict__ c,
+                                                          const int32_t *__restrict__ s,
+                                                          double *__restrict__ p_rl0, double *__restrict__ p_rl1)
+{
+    __shared__ double zs[RL_CHUNK][RL_ZS + 1];
+    __shared__ double before[RL_CHUNK][RL_ENTRIES];
+    const uint32_t m = 1 + blockIdx.x;
+    const int l = threadIdx.x;
     const uint16_t *cur = x + (size_t)m * W, *up = cur - W, *up2 = m >= 2 ? up - W : up;
     const int32_t *cr = c + (size_t)m * W, *sr = s + (size_t)m * W;
-    lsx_rl r[LSX_RL_N] = {};
-    for (uint32_t n = 0; n < W; n++) {
-        const size_t i = (size_t)m * W + n;
-#pragma unroll /* each member's solve compiled for its size: the sums and factors stay in registers */
-        for (int q = 0; q < LSX_RL_N; q++) {
-            lsx_rl_regressors(&r[q], q, cur, up, up2, cr, W, n);
-            (q ? p_rl1 : p_rl0)[i] = lsx_rl_pixel(&r[q], q, n, W, up, cr, sr);
-        }
-        if (n > 0)
+    int eq = 0, ei = 0, ej = 0, eb = 0;
+    if (l < RL_ENTRIES) rl_entry(l, &eq, &ei, &ej, &eb);
+    double v = 0.0; /* lane l's entry before the pixel */
+    for (uint32_t n0 = 0; n0 < W; n0 += RL_CHUNK) {
+        const uint32_t n = n0 + l, len = W - n0 < RL_CHUNK ? W - n0 : RL_CHUNK;
+        if (n < W) {
+            lsx_rl r;
 #pragma unroll
-            for (int q = 0; q < LSX_RL_N; q++) lsx_rl_add(&r[q], q, cur[n], cr[n]);
+            for (int q = 0; q < LSX_RL_N; q++) {
+                lsx_rl_regressors(&r, q, cur, up, up2, cr, W, n);
+#pragma unroll
+                for (int k = 0; k < LSX_RL_MAXR; k++) zs[l][q * LSX_RL_MAXR + k] = k < lsx_rl_size(q) ? r.z[k] : 0.0;
+            }
+            zs[l][RL_ZS] = lsx_rl_target(cur[n], cr[n]);
+        }
+        __syncwarp();
+        if (l < RL_ENTRIES)
+            for (uint32_t t = 0; t < len; t++) {
+                const uint32_t nt = n0 + t;
+                const double *z = zs[t] + eq * LSX_RL_MAXR;
+                before[t][l] = v;
+                if (eb) { /* b: after x (lsx_rl_add), from pixel 1 */
+                    if (nt > 0) v = lsx_rl_halve_add(v, z[ei], zs[t][RL_ZS]);
+                } else if (nt > 0 && nt + 1 < W) { /* A: for the next pixel (lsx_rl_pixel) */
+                    v = lsx_rl_halve_add(v, z[ei], z[ej]);
+                }
+            }
+        __syncwarp();
+        if (n < W) {
+            const size_t i = (size_t)m * W + n;
+#pragma unroll
+            for (int q = 0; q < LSX_RL_N; q++) {
+                lsx_rl r;
+                const int base = q ? 20 : 0, na = q ? 6 : 15, D = lsx_rl_size(q);
+#pragma unroll
+                for (int a = 0, e = base; a < D; a++) {
+#pragma unroll
+                    for (int b2 = 0; b2 <= a; b2++, e++) r.A[a * LSX_RL_MAXR + b2] = before[l][e];
+                    r.b[a] = before[l][base + na + a];
+                    r.z[a] = zs[l][q * LSX_RL_MAXR + a];
+                }
+                if (n >= 2) lsx_rl_factor(&r, q, sr[n]);
+                (q ? p_rl1 : p_rl0)[i] = lsx_rl_predict(&r, q, n, up, cr[n]);
+            }
+        }
+        __syncwarp();
     }
 }
 
 cudaError_t lsx_gpu_rl(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *c, const int32_t *s,
                        double *p_rl0, double *p_rl1, cudaStream_t st)
 {
-    if (H > 1) rl_rows_kernel<<<(H - 1 + 63) / 64, 64, 0, st>>>(x, W, H, c, s, p_rl0, p_rl1);
+    if (H > 1) rl_rows_kernel<<<H - 1, RL_CHUNK, 0, st>>>(x, W, H, c, s, p_rl0, p_rl1);
     return cudaGetLastError();
 }
 
