@@ -241,7 +241,8 @@ typedef struct {
  * (lsx_thr_cell; lsx_thr_histogram counts them over a frame's act16,
  * intensity tokens and residuals); lsx_dp_contexts sets v's nctx, thr, nib
  * and ibnd from it (v's intensity classes are the start; at most nctx x nib
- * contexts); nonzero on failure. */
+ * contexts) on up to `threads` threads (the same contexts for any count);
+ * nonzero on failure. */
 #define LSX_DP_NCTX 12      /* activity contexts of the DP candidate */
 #define LSX_DP_LEARN_BITS 8 /* its charge per token a context uses */
 #define LSX_THR_CELLS ((size_t)LSX_TQ * CTX_TOKENS * CTX_TOKENS) /* the histogram's cells */
@@ -263,7 +264,7 @@ static inline int lsx_candidate_tried(int k, unsigned want, uint64_t pixels, int
 }
 void lsx_thr_histogram(const uint32_t *act, const uint8_t *itok, const int32_t *res,
                        uint64_t pixels, uint32_t *hist);
-int lsx_dp_contexts(const uint32_t *hist, int nctx, int nib, lsx_view *v);
+int lsx_dp_contexts(const uint32_t *hist, int nctx, int nib, int threads, lsx_view *v);
 
 size_t lsx_header_len(int nctx, uint32_t nseg);
 /* The 24-byte header and the thresholds (not the segment lengths). */

@@ -400,7 +400,7 @@ static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int threads, in
         uint32_t *hist = malloc(sizeof *hist * LSX_THR_CELLS);
         if (hist) {
             lsx_thr_histogram(act, itok, res, pixels, hist);
-            have_dp = lsx_dp_contexts(hist, LSX_DP_NCTX, LSX_NIB, &dp) == 0;
+            have_dp = lsx_dp_contexts(hist, LSX_DP_NCTX, LSX_NIB, threads, &dp) == 0;
         }
         free(hist);
     }

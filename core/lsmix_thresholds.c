@@ -18,6 +18,7 @@
  * encoder counts the histogram on the device from its own residuals,
  * activities and intensity tokens (lsx_thr_cell is AURP_HD) and runs
  * lsx_dp_contexts on the host. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,16 +109,63 @@ static void cut_runs(const uint64_t *cost, int n, int k, int *cut)
  * context uses (the adaptive coder pays to learn each one).  The items'
  * histograms come as prefix sums pre[item][ng][T] (item 0 = nothing).  For
  * each start a the run grows item by item, updating only the entries the
- * new item touches (its non-zero counts), so sparse items cost little. */
-static int run_costs(const uint32_t *pre, int n, int ng, int T, uint64_t learn, uint64_t *cost)
+ * new item touches (its non-zero counts), so sparse items cost little.
+ * The starts are independent: worker i of `threads` takes a = i, i +
+ * threads, ... (interleaved: early starts grow the longest runs), each
+ * writing its own rows of cost, so any thread count gives the same costs. */
+typedef struct {
+    int n, ng, T, threads;
+    uint64_t learn;
+    const uint16_t *nzk;
+    const uint32_t *nzc;
+    const size_t *nzo;
+    uint64_t *cost;
+    atomic_int failed;
+} run_job;
+
+static void run_costs_from(void *arg, int worker)
+{
+    run_job *j = arg;
+    const int n = j->n, ng = j->ng;
+    const size_t w = (size_t)ng * j->T;
+    uint32_t *acc = malloc(sizeof *acc * w);
+    uint64_t *accx = malloc(sizeof *accx * w); /* xlogx(acc) */
+    if (!acc || !accx) {
+        free(acc), free(accx);
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    for (int a = worker; a < n; a += j->threads) {
+        uint64_t s[CTX_MAX] = {0}, cnt[CTX_MAX] = {0}, used[CTX_MAX] = {0};
+        memset(acc, 0, sizeof *acc * w);
+        memset(accx, 0, sizeof *accx * w);
+        for (int b = a + 1; b <= n; b++) {
+            for (size_t e = j->nzo[b - 1]; e < j->nzo[b]; e++) {
+                int k = j->nzk[e], g = k / j->T;
+                uint64_t x = xlogx(acc[k] + j->nzc[e]);
+                used[g] += acc[k] == 0;
+                acc[k] += j->nzc[e];
+                s[g] += x - accx[k];
+                accx[k] = x;
+                cnt[g] += j->nzc[e];
+            }
+            uint64_t total = 0;
+            for (int g = 0; g < ng; g++)
+                if (cnt[g]) total += xlogx(cnt[g]) - s[g] + used[g] * j->learn;
+            j->cost[a * (n + 1) + b] = total;
+        }
+    }
+    free(acc), free(accx);
+}
+
+static int run_costs(const uint32_t *pre, int n, int ng, int T, uint64_t learn, int threads, uint64_t *cost)
 {
     const size_t w = (size_t)ng * T;
     uint16_t *nzk = malloc(sizeof *nzk * n * w);
-    uint32_t *nzc = malloc(sizeof *nzc * n * w), *acc = malloc(sizeof *acc * w);
-    uint64_t *accx = malloc(sizeof *accx * w); /* xlogx(acc) */
+    uint32_t *nzc = malloc(sizeof *nzc * n * w);
     size_t *nzo = malloc(sizeof *nzo * (n + 1));
-    if (!nzk || !nzc || !acc || !accx || !nzo) {
-        free(nzk), free(nzc), free(acc), free(accx), free(nzo);
+    if (!nzk || !nzc || !nzo) {
+        free(nzk), free(nzc), free(nzo);
         return -1;
     }
     size_t o = 0;
@@ -129,28 +177,10 @@ static int run_costs(const uint32_t *pre, int n, int ng, int T, uint64_t learn, 
         }
     }
     nzo[n] = o;
-    for (int a = 0; a < n; a++) {
-        uint64_t s[CTX_MAX] = {0}, cnt[CTX_MAX] = {0}, used[CTX_MAX] = {0};
-        memset(acc, 0, sizeof *acc * w);
-        memset(accx, 0, sizeof *accx * w);
-        for (int b = a + 1; b <= n; b++) {
-            for (size_t e = nzo[b - 1]; e < nzo[b]; e++) {
-                int k = nzk[e], g = k / T;
-                uint64_t x = xlogx(acc[k] + nzc[e]);
-                used[g] += acc[k] == 0;
-                acc[k] += nzc[e];
-                s[g] += x - accx[k];
-                accx[k] = x;
-                cnt[g] += nzc[e];
-            }
-            uint64_t total = 0;
-            for (int g = 0; g < ng; g++)
-                if (cnt[g]) total += xlogx(cnt[g]) - s[g] + used[g] * learn;
-            cost[a * (n + 1) + b] = total;
-        }
-    }
-    free(nzk), free(nzc), free(acc), free(accx), free(nzo);
-    return 0;
+    run_job j = {n, ng, T, threads < 1 ? 1 : threads > n ? n : threads, learn, nzk, nzc, nzo, cost, 0};
+    aurp_parallel(j.threads, run_costs_from, &j);
+    free(nzk), free(nzc), free(nzo);
+    return atomic_load(&j.failed) ? -1 : 0;
 }
 
 /* Sums the items' histograms (of h[B][NI][T], along the bins when
@@ -191,7 +221,7 @@ void lsx_thr_histogram(const uint32_t *act, const uint8_t *itok, const int32_t *
     for (uint64_t i = 0; i < pixels; i++) hist[lsx_thr_cell(act[i], itok[i], res[i])]++;
 }
 
-int lsx_dp_contexts(const uint32_t *hist, int nctx, int nib, lsx_view *v)
+int lsx_dp_contexts(const uint32_t *hist, int nctx, int nib, int threads, lsx_view *v)
 {
     const uint64_t learn = (uint64_t)LSX_DP_LEARN_BITS << 20;
     /* pack the histogram to its non-empty activity bins qb[], intensity
@@ -234,12 +264,12 @@ int lsx_dp_contexts(const uint32_t *hist, int nctx, int nib, lsx_view *v)
         if (step == 1 && nib <= 1) continue;
         if (step != 1) {
             prefix(h, B, NI, T, 1, icls, ni, pre);
-            if (!(ok = run_costs(pre, B, ni, T, learn, cost) == 0)) break;
+            if (!(ok = run_costs(pre, B, ni, T, learn, threads, cost) == 0)) break;
             cut_runs(cost, B, nctx, acut);
             classes(acut, nctx, B, acls);
         } else {
             prefix(h, B, NI, T, 0, acls, nctx, pre);
-            if (!(ok = run_costs(pre, NI, nctx, T, learn, cost) == 0)) break;
+            if (!(ok = run_costs(pre, NI, nctx, T, learn, threads, cost) == 0)) break;
             cut_runs(cost, NI, nib, icut);
             classes(icut, nib, NI, icls);
             ni = nib;

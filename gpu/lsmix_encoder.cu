@@ -227,6 +227,10 @@ typedef struct {
     int ok[NPIPE];
 } dp_job;
 
+/* Host threads of each pipeline's DP (three run at once; the device
+ * machines have 16 cores): the DPs sit in the frame's latency. */
+#define DP_THREADS 5
+
 /* lsx_dp_contexts of pipeline i, from its intensity classes (as
  * try_residuals starts it from the candidate "full"). */
 static void dp_run(void *arg, int i)
@@ -237,7 +241,7 @@ static void dp_run(void *arg, int i)
     dp->nctx = LSX_NCTX;
     dp->nib = j->info[8 * i];
     if (dp->nib > 1) memcpy(dp->ibnd, j->info + 8 * i + 1, (size_t)dp->nib - 1);
-    j->ok[i] = lsx_dp_contexts(j->hist + (size_t)i * LSX_THR_CELLS, LSX_DP_NCTX, LSX_NIB, dp) == 0;
+    j->ok[i] = lsx_dp_contexts(j->hist + (size_t)i * LSX_THR_CELLS, LSX_DP_NCTX, LSX_NIB, DP_THREADS, dp) == 0;
 }
 
 /* ---- the encoder ------------------------------------------------------------- */
