@@ -118,9 +118,13 @@ static inline __attribute__((always_inline)) void transpose_lanes(const uint64_t
                                                                   gwords_t *T)
 {
     _Static_assert(GLANES == 8, "the transpose is 8 x 8");
-    const gwords_t lo2 = {0, 8, 2, 10, 4, 12, 6, 14}, hi2 = {1, 9, 3, 11, 5, 13, 7, 15};
-    const gwords_t lo4 = {0, 1, 8, 9, 4, 5, 12, 13}, hi4 = {2, 3, 10, 11, 6, 7, 14, 15};
-    const gwords_t lo8 = {0, 1, 2, 3, 8, 9, 10, 11}, hi8 = {4, 5, 6, 7, 12, 13, 14, 15};
+/* (GCC 12 and clang both have __builtin_shufflevector; the fuzzers build with clang) */
+#define LO2(a, b) __builtin_shufflevector(a, b, 0, 8, 2, 10, 4, 12, 6, 14)
+#define HI2(a, b) __builtin_shufflevector(a, b, 1, 9, 3, 11, 5, 13, 7, 15)
+#define LO4(a, b) __builtin_shufflevector(a, b, 0, 1, 8, 9, 4, 5, 12, 13)
+#define HI4(a, b) __builtin_shufflevector(a, b, 2, 3, 10, 11, 6, 7, 14, 15)
+#define LO8(a, b) __builtin_shufflevector(a, b, 0, 1, 2, 3, 8, 9, 10, 11)
+#define HI8(a, b) __builtin_shufflevector(a, b, 4, 5, 6, 7, 12, 13, 14, 15)
     int e0 = 0;
     for (; e0 + 8 <= ne; e0 += 8) {
         gwords_t r[8], t[8], u[8];
@@ -128,25 +132,31 @@ static inline __attribute__((always_inline)) void transpose_lanes(const uint64_t
         for (int l = 0; l < 8; l++) memcpy(&r[l], G + l * stride + e0, sizeof r[l]);
 #pragma GCC unroll 8
         for (int i = 0; i < 8; i += 2) { /* lanes i, i+1: their even and their odd entries */
-            t[i] = __builtin_shuffle(r[i], r[i + 1], lo2);
-            t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi2);
+            t[i] = LO2(r[i], r[i + 1]);
+            t[i + 1] = HI2(r[i], r[i + 1]);
         }
 #pragma GCC unroll 8
         for (int i = 0; i < 8; i += 4) /* lanes i..i+3: entries {0,4} {1,5} {2,6} {3,7} at u[i..i+3] */
 #pragma GCC unroll 2
             for (int o = 0; o < 2; o++) {
-                u[i + o] = __builtin_shuffle(t[i + o], t[i + o + 2], lo4);
-                u[i + o + 2] = __builtin_shuffle(t[i + o], t[i + o + 2], hi4);
+                u[i + o] = LO4(t[i + o], t[i + o + 2]);
+                u[i + o + 2] = HI4(t[i + o], t[i + o + 2]);
             }
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++) { /* all eight lanes */
-            T[e0 + j] = __builtin_shuffle(u[j], u[j + 4], lo8);
-            T[e0 + j + 4] = __builtin_shuffle(u[j], u[j + 4], hi8);
+            T[e0 + j] = LO8(u[j], u[j + 4]);
+            T[e0 + j + 4] = HI8(u[j], u[j + 4]);
         }
     }
     for (; e0 < ne; e0++)
         for (int l = 0; l < GLANES; l++) T[e0][l] = G[l * stride + e0];
 }
+#undef LO2
+#undef HI2
+#undef LO4
+#undef HI4
+#undef LO8
+#undef HI8
 
 /* Compiled for one order K alone, so that the triangular loops unroll
  * completely and the factors stay in registers: the chains of different
