@@ -11,8 +11,9 @@
  * follows the last pixels' relation.  Research round 9 (research/
  * r9-orders.md): about 1 % off curved cross-dispersed orders.
  *
- * A thread per row can run it (the GPU does): it reads the pixels of rows
- * m-2..m left of n and C, S of row m.  Every operation is one fixed
+ * A row needs only the pixels of rows m-2..m left of n and C, S of row m;
+ * each entry of A and b is a recurrence of its own (the GPU runs a warp a
+ * row, a lane an entry, then the pixels' solves in parallel).  Every operation is one fixed
  * sequence of IEEE double operations. */
 #ifndef AURP_LSMIX_RL_H
 #define AURP_LSMIX_RL_H
@@ -136,9 +137,10 @@ static inline AURP_HD_FORCE double lsx_rl_predict(const lsx_rl *r, int q, uint32
         a[i] = t;
     }
     double p = c_n * 0.0625;
-    if (r->ok)
+    if (r->ok) {
         AURP_UNROLL
         for (int k = 0; k < D; k++) p = p + a[k] * r->z[k];
+    }
     return p;
 }
 
