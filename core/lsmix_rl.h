@@ -23,7 +23,8 @@
 #include "hostdev.h"
 
 #define LSX_RL_N 2     /* members */
-#define LSX_RL_MAXR 5  /* regressors of the larger one */
+#define LSX_RL_MAXR 5  /* regressors of the larger one, RL1 */
+#define LSX_RL2_R 3    /* regressors of RL2 */
 #define LSX_RL_RIDGE 0.002
 #define LSX_RL_NOISE 30.0
 
@@ -38,7 +39,7 @@ typedef struct {
 } lsx_rl;
 
 /* Member q's regressor count: RL1 5, RL2 3. */
-static inline AURP_HD_FORCE int lsx_rl_size(int q) { return q ? 3 : 5; }
+static inline AURP_HD_FORCE int lsx_rl_size(int q) { return q ? LSX_RL2_R : LSX_RL_MAXR; }
 
 /* Regressor k of member q is the pixel (m - dm, n + dn): RL1 the row above
  * at n-1, n, n+1, two rows above at n, the left pixel; RL2 the two left

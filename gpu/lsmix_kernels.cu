@@ -482,15 +482,22 @@ cudaError_t lsx_gpu_bg(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, in
  * parallel (a thread per row, solving pixel after pixel, took about 1 ms). */
 #define RL_CHUNK 32
 #define RL_ZS (LSX_RL_N * LSX_RL_MAXR)                           /* a pixel's z of both members, then x - C/16 */
-#define RL_ENTRIES (LSX_RL_MAXR * (LSX_RL_MAXR + 1) / 2 + 6 + 5 + 3) /* A and b of RL1 (5) and RL2 (3) */
+/* A member of d regressors has d (d + 1) / 2 entries of A (its lower
+ * triangle, row by row) and then d of b; RL1's come first, then RL2's. */
+#define RL_MEMBER_ENTRIES(d) ((d) * ((d) + 1) / 2 + (d))
+#define RL_ENTRIES (RL_MEMBER_ENTRIES(LSX_RL_MAXR) + RL_MEMBER_ENTRIES(LSX_RL2_R))
+
+/* Member q's first entry, and how many of its entries are A's. */
+__device__ __forceinline__ int rl_first_entry(int q) { return q ? RL_MEMBER_ENTRIES(LSX_RL_MAXR) : 0; }
+__device__ __forceinline__ int rl_a_entries(int q) { return lsx_rl_size(q) * (lsx_rl_size(q) + 1) / 2; }
 
 /* Lane e's entry: member *q, b[*i] when *isb, else A[*i][*j] (j <= i). */
 __device__ __forceinline__ void rl_entry(int e, int *q, int *i, int *j, int *isb)
 {
     *isb = 0;
-    *q = e >= 20;
-    int k = e >= 20 ? e - 20 : e;
-    const int na = *q ? 6 : 15; /* A's entries */
+    *q = e >= rl_first_entry(1);
+    int k = e - rl_first_entry(*q);
+    const int na = rl_a_entries(*q);
     if (k >= na) {
         *isb = 1, *i = k - na, *j = 0;
         return;
@@ -543,7 +550,7 @@ __global__ void __launch_bounds__(RL_CHUNK) rl_rows_kernel(const uint16_t *__res
 #pragma unroll
             for (int q = 0; q < LSX_RL_N; q++) {
                 lsx_rl r;
-                const int base = q ? 20 : 0, na = q ? 6 : 15, D = lsx_rl_size(q);
+                const int base = rl_first_entry(q), na = rl_a_entries(q), D = lsx_rl_size(q);
 #pragma unroll
                 for (int a = 0, e = base; a < D; a++) {
 #pragma unroll
