@@ -2,6 +2,7 @@
  * histogram of two activity populations it puts the threshold between
  * them, and on a real frame its contexts win and the stream round trips. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,14 +34,23 @@ Test(core_thresholds, the_dp_cuts_between_two_activity_populations)
     free(hist);
 }
 
+/* A real frame of tests/data/real, whole, and where its image lies. */
+static uint8_t *real_frame(const char *name, uint64_t *off, uint32_t *w, uint32_t *h)
+{
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/real/%s", name);
+    size_t len;
+    uint8_t *file = core_read_file(path, &len);
+    cr_assert(file, "%s: run from the repository root", path);
+    cr_assert_eq(core_fits_primary_image(file, len, off, w, h), 0, "%s: no primary image", path);
+    return file;
+}
+
 Test(core_thresholds, a_real_frame_takes_the_dp_contexts_and_round_trips)
 {
-    size_t len;
-    uint8_t *file = core_read_file("tests/data/real/trex_20230503T060000_f0.fits", &len);
-    cr_assert(file, "tests/data/real: run from the repository root");
     uint64_t off;
     uint32_t w, h;
-    cr_assert_eq(core_fits_primary_image(file, len, &off, &w, &h), 0);
+    uint8_t *file = real_frame("trex_20230503T060000_f0.fits", &off, &w, &h);
     aurp_params p;
     aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
     size_t cap = aurp_image_bound(w, h), slen;
@@ -68,12 +78,9 @@ Test(core_thresholds, a_real_frame_takes_the_dp_contexts_and_round_trips)
  * and the activity of those). */
 Test(core_thresholds, any_thread_count_gives_the_same_contexts)
 {
-    size_t len;
-    uint8_t *file = core_read_file("tests/data/real/kast_b1_arc.fits", &len);
-    cr_assert(file, "tests/data/real: run from the repository root");
     uint64_t off;
     uint32_t w, h;
-    cr_assert_eq(core_fits_primary_image(file, len, &off, &w, &h), 0);
+    uint8_t *file = real_frame("kast_b1_arc.fits", &off, &w, &h);
     const uint64_t px = (uint64_t)w * h;
     uint32_t *act = malloc(sizeof *act * px);
     uint8_t *itok = malloc(px);
