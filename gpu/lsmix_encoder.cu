@@ -37,13 +37,15 @@ struct lsx_gpu_state {
     /* planes */
     int32_t *cma, *cmb;
     double *ls[2], *af, *rv, *al[2]; /* [0]: forgetting LSX_FORGET, [1]: LSX_ROW_FORGET */
-    int32_t *err, *colerr, *emin;
+    int32_t *err[NPIPE], *emin[NPIPE], *colerr; /* colerr: pipeline 0's (set 0) */
     int32_t *bg_c, *bg_s; /* BG column levels and scales before each row */
     int64_t *bg_w;
     double *bg;
     double *rl[2]; /* set 2's RL members */
     int64_t *rowsums; /* the row fits' sums, [24][px] */
     uint32_t *thr_hist; /* [NPIPE][LSX_THR_CELLS] the DP candidate's histograms */
+    void *dp_scratch;
+    int *dp_ok;         /* [NPIPE] the DP candidate exists */
     int32_t *res[NPIPE];
     uint32_t *act[NPIPE];
     uint8_t *itok[NPIPE];
@@ -58,14 +60,18 @@ struct lsx_gpu_state {
     uint16_t *hist;
     uint32_t *table, *seg_len;
     int staged_nk; /* candidates per pipeline the device's pipes and cands hold; 0: none */
-    /* BG depends on the pixels alone: it runs on a stream of its own while
-     * the LS stage runs on the caller's (kept across buffer regrowth) */
-    cudaStream_t side;
-    cudaEvent_t fork, join;
+    /* kept across buffer regrowth: BG depends on the pixels alone, so it
+     * runs on side[0] while the LS stage runs on the caller's stream; the
+     * pipelines are independent, so 1 and 2 run on side[0] and side[1]
+     * while 0 runs on the caller's */
+    struct {
+        cudaStream_t side[2];
+        cudaEvent_t fork, join, pipes_fork, pipe_done[2];
+    } sync;
     /* pinned host */
     uint8_t *h_stage;   /* pipes, cands, cand_pipe, as the device holds them */
     uint32_t *h_seg_len;
-    uint32_t *h_thr_hist;
+    int *h_dp_ok;
     uint8_t *h_info;
     uint8_t *h_body;
     size_t body_cap;
@@ -74,30 +80,34 @@ struct lsx_gpu_state {
 static void free_buffers(lsx_gpu_state *s)
 {
     void *dev[] = {s->cma,    s->cmb,    s->ls[0],  s->ls[1],   s->af,   s->rv,        s->al[0],
-                   s->al[1],  s->err,    s->colerr, s->emin,    s->rowsums, s->res[0], s->res[1],  s->res[2],
+                   s->al[1],  s->err[0], s->err[1], s->err[2],  s->emin[0], s->emin[1], s->emin[2], s->colerr,
+                   s->rowsums, s->res[0], s->res[1],  s->res[2],
                    s->act[0], s->act[1], s->act[2], s->itok[0], s->itok[1], s->itok[2], s->itok_hist,
                    s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
                    s->body,   s->hist,   s->table,  s->seg_len, s->bg_c,    s->bg_s,      s->bg_w, s->bg,
-                   s->rl[0],  s->rl[1],  s->thr_hist};
+                   s->rl[0],  s->rl[1],  s->thr_hist, s->dp_scratch, s->dp_ok};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
     cudaFreeHost(s->h_stage);
     cudaFreeHost(s->h_seg_len);
-    cudaFreeHost(s->h_thr_hist);
+    cudaFreeHost(s->h_dp_ok);
     cudaFreeHost(s->h_info);
     cudaFreeHost(s->h_body);
-    cudaStream_t side = s->side;
-    cudaEvent_t fork = s->fork, join = s->join;
+    const auto sync = s->sync;
     memset(s, 0, sizeof *s);
-    s->side = side, s->fork = fork, s->join = join;
+    s->sync = sync;
 }
 
 void lsx_gpu_free(lsx_gpu_state *s)
 {
     if (!s) return;
     free_buffers(s);
-    if (s->side) cudaStreamDestroy(s->side);
-    if (s->fork) cudaEventDestroy(s->fork);
-    if (s->join) cudaEventDestroy(s->join);
+    for (int i = 0; i < 2; i++) {
+        if (s->sync.side[i]) cudaStreamDestroy(s->sync.side[i]);
+        if (s->sync.pipe_done[i]) cudaEventDestroy(s->sync.pipe_done[i]);
+    }
+    if (s->sync.fork) cudaEventDestroy(s->sync.fork);
+    if (s->sync.join) cudaEventDestroy(s->sync.join);
+    if (s->sync.pipes_fork) cudaEventDestroy(s->sync.pipes_fork);
     free(s);
 }
 
@@ -124,7 +134,10 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     }
     ALLOC(s->af, 8 * px);
     ALLOC(s->rv, 8 * px);
-    ALLOC(s->err, 4 * LSX_NPRED * px);
+    for (int i = 0; i < NPIPE; i++) {
+        ALLOC(s->err[i], 4 * LSX_NPRED * px);
+        ALLOC(s->emin[i], 4 * px);
+    }
     ALLOC(s->colerr, 4 * LSX_NPRED * px);
     ALLOC(s->bg_c, 4 * px);
     ALLOC(s->bg_s, 4 * px);
@@ -132,9 +145,10 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->bg, 8 * px);
     ALLOC(s->rl[0], 8 * px);
     ALLOC(s->rl[1], 8 * px);
-    ALLOC(s->emin, 4 * px);
     ALLOC(s->rowsums, 8 * 24 * px);
     ALLOC(s->thr_hist, sizeof(uint32_t) * NPIPE * LSX_THR_CELLS);
+    ALLOC(s->dp_scratch, lsx_gpu_dp_scratch_bytes(NPIPE));
+    ALLOC(s->dp_ok, sizeof(int) * NPIPE);
     for (int i = 0; i < NPIPE; i++) {
         ALLOC(s->res[i], 4 * px);
         ALLOC(s->act[i], 4 * px);
@@ -154,16 +168,21 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->table, 4 * (size_t)max_cand * tab);
     ALLOC(s->seg_len, 4 * (size_t)max_cand * nseg);
 #undef ALLOC
-    if (rc == cudaSuccess && !s->side) rc = cudaStreamCreateWithFlags(&s->side, cudaStreamNonBlocking);
-    if (rc == cudaSuccess && !s->fork) rc = cudaEventCreateWithFlags(&s->fork, cudaEventDisableTiming);
-    if (rc == cudaSuccess && !s->join) rc = cudaEventCreateWithFlags(&s->join, cudaEventDisableTiming);
+    for (int i = 0; i < 2; i++) {
+        if (rc == cudaSuccess && !s->sync.side[i]) rc = cudaStreamCreateWithFlags(&s->sync.side[i], cudaStreamNonBlocking);
+        if (rc == cudaSuccess && !s->sync.pipe_done[i])
+            rc = cudaEventCreateWithFlags(&s->sync.pipe_done[i], cudaEventDisableTiming);
+    }
+    if (rc == cudaSuccess && !s->sync.fork) rc = cudaEventCreateWithFlags(&s->sync.fork, cudaEventDisableTiming);
+    if (rc == cudaSuccess && !s->sync.join) rc = cudaEventCreateWithFlags(&s->sync.join, cudaEventDisableTiming);
+    if (rc == cudaSuccess && !s->sync.pipes_fork)
+        rc = cudaEventCreateWithFlags(&s->sync.pipes_fork, cudaEventDisableTiming);
     if (rc == cudaSuccess) rc = lsx_gpu_init_tables(0);
     if (rc == cudaSuccess) rc = cudaDeviceSynchronize();
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_stage, 65536, cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_seg_len, 4 * (size_t)max_cand * nseg, cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_info, NPIPE * 8 + 8, cudaHostAllocPortable);
-    if (rc == cudaSuccess)
-        rc = cudaHostAlloc((void **)&s->h_thr_hist, sizeof(uint32_t) * NPIPE * LSX_THR_CELLS, cudaHostAllocPortable);
+    if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_dp_ok, sizeof(int) * NPIPE, cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_body, s->body_cap, cudaHostAllocPortable);
     if (rc != cudaSuccess) {
         free_buffers(s);
@@ -218,32 +237,6 @@ static aurp_status choose(const choice_in *in, int *choice)
     return st;
 }
 
-/* ---- the DP candidate's contexts, one host thread a pipeline ---------------- */
-
-typedef struct {
-    const uint32_t *hist; /* [NPIPE][LSX_THR_CELLS] */
-    const uint8_t *info;  /* [NPIPE][8]: each pipeline's intensity classes */
-    lsx_view dp[NPIPE];
-    int ok[NPIPE];
-} dp_job;
-
-/* Host threads of each pipeline's DP (three run at once; the device
- * machines have 16 cores): the DPs sit in the frame's latency. */
-#define DP_THREADS 5
-
-/* lsx_dp_contexts of pipeline i, from its intensity classes (as
- * try_residuals starts it from the candidate "full"). */
-static void dp_run(void *arg, int i)
-{
-    dp_job *j = (dp_job *)arg;
-    lsx_view *dp = &j->dp[i];
-    memset(dp, 0, sizeof *dp);
-    dp->nctx = LSX_NCTX;
-    dp->nib = j->info[8 * i];
-    if (dp->nib > 1) memcpy(dp->ibnd, j->info + 8 * i + 1, (size_t)dp->nib - 1);
-    j->ok[i] = lsx_dp_contexts(j->hist + (size_t)i * LSX_THR_CELLS, LSX_DP_NCTX, LSX_NIB, DP_THREADS, dp) == 0;
-}
-
 /* ---- the encoder ------------------------------------------------------------- */
 
 #define CK(call)                                                                               \
@@ -282,7 +275,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     MARK(1);
     if (s->staged_nk != nk) {
         for (int i = 0; i < NPIPE; i++) {
-            hp[i] = (lsx_gpu_pipe){i > 0 ? 2 : 0, s->err, s->colerr, s->res[i], s->emin, s->act[i], s->itok[i],
+            hp[i] = (lsx_gpu_pipe){i > 0 ? 2 : 0, s->err[i], s->colerr, s->res[i], s->emin[i], s->act[i], s->itok[i],
                                    s->itok_hist + (size_t)i * CTX_TOKENS, s->info + 8 * i};
             for (int p = 0; p < nkc; p++) { /* the DP candidate's contexts come per frame */
                 const int k = kind_at(nk, p);
@@ -300,11 +293,12 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         s->staged_nk = nk;
     }
     uint16_t *ioff = (uint16_t *)(s->info + NPIPE * 8);
-    CK(cudaEventRecord(s->fork, st));
-    CK(cudaStreamWaitEvent(s->side, s->fork, 0));
-    CK(lsx_gpu_bg(x, W, H, s->bg_c, s->bg_s, s->bg_w, s->bg, s->side));
-    CK(lsx_gpu_rl(x, W, H, s->bg_c, s->bg_s, s->rl[0], s->rl[1], s->side));
-    CK(cudaEventRecord(s->join, s->side));
+    cudaStream_t side = s->sync.side[0];
+    CK(cudaEventRecord(s->sync.fork, st));
+    CK(cudaStreamWaitEvent(side, s->sync.fork, 0));
+    CK(lsx_gpu_bg(x, W, H, s->bg_c, s->bg_s, s->bg_w, s->bg, side));
+    CK(lsx_gpu_rl(x, W, H, s->bg_c, s->bg_s, s->rl[0], s->rl[1], side));
+    CK(cudaEventRecord(s->sync.join, side));
     CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, st));
     CK(lsx_gpu_ioff(s->pxhist, px, ioff, st));
     CK(lsx_gpu_column_means(x, W, H, s->cma, s->cmb, st));
@@ -312,41 +306,25 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     if (bands) CK(bands(bands_ctx, s->ls, st));
     MARK(2);
     CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, s->rowsums, s->af, s->rv, s->al[0], s->al[1], st));
-    CK(cudaStreamWaitEvent(st, s->join, 0));
+    CK(cudaStreamWaitEvent(st, s->sync.join, 0));
     MARK(3);
+    /* the pipelines, each on a stream of its own, with the histogram of its
+     * DP candidate (try_residuals' candidate 4) */
+    CK(cudaEventRecord(s->sync.pipes_fork, st));
     for (int i = 0; i < NPIPE; i++) {
         const int l = i == 2; /* pipeline 2 runs on the LS of forgetting 1 */
         lsx_gpu_planes pl = {W,        H,        x,        s->cma, s->cmb, s->ls[l], s->af, s->rv, s->al[l],
                              LSX_BG ? s->bg : NULL, {s->rl[0], s->rl[1]}};
-        CK(lsx_gpu_residuals(&pl, &hp[i], ioff, st));
+        cudaStream_t on = i == 0 ? st : s->sync.side[i - 1];
+        if (i > 0) CK(cudaStreamWaitEvent(on, s->sync.pipes_fork, 0));
+        CK(lsx_gpu_residuals(&pl, &hp[i], ioff, on));
+        CK(lsx_gpu_thr_histogram(&hp[i], px, s->thr_hist + i * LSX_THR_CELLS, on));
+        if (i > 0) CK(cudaEventRecord(s->sync.pipe_done[i - 1], on));
     }
-    /* the DP candidate of each pipeline (try_residuals' candidate 4): its
-     * histogram here, the DP on the host (lsx_dp_contexts, from the
-     * pipeline's intensity classes), its contexts back to the device */
-    for (int i = 0; i < NPIPE; i++) CK(lsx_gpu_thr_histogram(&hp[i], px, s->thr_hist + i * LSX_THR_CELLS, st));
-    CK(cudaMemcpyAsync(s->h_thr_hist, s->thr_hist, sizeof(uint32_t) * NPIPE * LSX_THR_CELLS, cudaMemcpyDeviceToHost, st));
-    CK(cudaMemcpyAsync(s->h_info, s->info, NPIPE * 8 + 8, cudaMemcpyDeviceToHost, st));
-    CK(cudaStreamSynchronize(st));
-    dp_job dj;
-    memset(&dj, 0, sizeof dj);
-    dj.hist = s->h_thr_hist;
-    dj.info = s->h_info;
-    if (aurp_parallel(NPIPE, dp_run, &dj) != 0) /* a host thread a pipeline: the DPs are the frame's latency here */
-        for (int i = 0; i < NPIPE; i++) dp_run(&dj, i);
-    int have_dp[NPIPE];
-    for (int i = 0; i < NPIPE; i++) {
-        const lsx_view dp = dj.dp[i];
-        have_dp[i] = dj.ok[i];
-        lsx_gpu_cand *c = &hc[i * nkc + nk];
-        if (have_dp[i]) {
-            c->nctx = dp.nctx;
-            c->use_classes = 2;
-            memcpy(c->thr, dp.thr, sizeof c->thr);
-            c->classes[0] = (uint8_t)dp.nib;
-            memcpy(c->classes + 1, dp.ibnd, CTX_MAX_IB);
-        }
-    }
-    CK(cudaMemcpyAsync(s->cands, hc, sizeof(lsx_gpu_cand) * ncand, cudaMemcpyHostToDevice, st));
+    for (int i = 1; i < NPIPE; i++) CK(cudaStreamWaitEvent(st, s->sync.pipe_done[i - 1], 0));
+    /* the DP (lsx_dp_contexts, from each pipeline's intensity classes)
+     * into the DP candidates' contexts, on the device */
+    CK(lsx_gpu_dp_contexts(s->thr_hist, s->info, NPIPE, s->cands + nk, nkc, s->dp_ok, s->dp_scratch, st));
     MARK(4);
     lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, LSX_PRIOR, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
                          s->table, s->slots, seg_slot, s->seg_len};
@@ -354,7 +332,12 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     MARK(5);
     CK(lsx_gpu_rans(&co, st));
     MARK(6);
+    /* what the choice and the header need: the lengths, each pipeline's
+     * intensity classes and ioff, the DP candidates' contexts */
     CK(cudaMemcpyAsync(s->h_seg_len, s->seg_len, 4 * (size_t)ncand * nseg, cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(s->h_info, s->info, NPIPE * 8 + 8, cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(hc, s->cands, sizeof(lsx_gpu_cand) * ncand, cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(s->h_dp_ok, s->dp_ok, sizeof(int) * NPIPE, cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
 
     /* the C encoder's choice */
@@ -364,7 +347,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     in.cap = cap;
     for (int i = 0; i < NPIPE; i++) {
         in.nib[i] = s->h_info[8 * i];
-        in.have_dp[i] = have_dp[i];
+        in.have_dp[i] = s->h_dp_ok[i];
         for (int p = 0; p < nkc; p++) {
             const int c = i * nkc + p, slot = i * NKIND + kind_at(nk, p);
             size_t len = lsx_header_len(hc[c].nctx, nseg);

@@ -10,6 +10,8 @@
  *   row fits              a thread per row, along the row (AF, RV, AL)
  *   errors, column error levels, blend, residual, activity: per pixel (the
  *                         column levels a thread per column)
+ *   the DP candidate's    its histogram per pixel; the DP's run costs a
+ *   contexts              block per start (lsmix_dp_kernels.cu)
  *   contexts, token counts per table interval, the tables of every interval
  *                         (a warp per context, down the intervals), rANS (a
  *                         block per segment; one thread runs the chain)
@@ -101,6 +103,18 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
  * core/lsmix_thresholds.c) of one pipeline's residuals, into hist
  * [LSX_THR_CELLS] (zeroed here). */
 cudaError_t lsx_gpu_thr_histogram(const lsx_gpu_pipe *pp, uint64_t px, uint32_t *hist, cudaStream_t st);
+
+/* The DP context candidate of npipe pipelines (lsx_dp_contexts of
+ * core/lsmix_thresholds.c, the same contexts, lsmix_dp_kernels.cu): from
+ * pipeline i's histogram hist[i * LSX_THR_CELLS] (lsx_gpu_thr_histogram)
+ * and its intensity classes (info[8 i]: their count, then the bounds), the
+ * contexts of candidate cand0[i * cand_stride] (nctx, thr, classes;
+ * use_classes 2), written where its DP succeeds; ok[i] 1 where it does, 0
+ * where the histogram is empty.  scratch: lsx_gpu_dp_scratch_bytes(npipe)
+ * bytes of device memory. */
+size_t lsx_gpu_dp_scratch_bytes(int npipe);
+cudaError_t lsx_gpu_dp_contexts(const uint32_t *hist, const uint8_t *info, int npipe, lsx_gpu_cand *cand0,
+                                int cand_stride, int *ok, void *scratch, cudaStream_t st);
 
 /* The coding of ncand candidates at once: contexts, counts, tables, rANS
  * segments.  cand_pipe[c] names the pipeline of candidate c. */

@@ -22,6 +22,10 @@ $B/bin/aurp-gpu-probe || exit 1
 for s in $steps; do
     case $s in
     test)
+        echo "== the device DP against the C core's: $B/tests/gpu/test_gpu_dp"
+        $B/tests/gpu/test_gpu_dp >"$OUT/test-dp.log" 2>&1; rc=$?
+        grep -E "^FAIL|^trial|passed" "$OUT/test-dp.log" | tail -8; echo "test-dp rc=$rc"
+        [ $rc -ne 0 ] && status=1
         echo "== make test-gpu equivalent: $B/tests/gpu/test_gpu_encode $DATA/*.fits $SIMF"
         $B/tests/gpu/test_gpu_encode "$DATA"/*.fits $SIMF >"$OUT/test.log" 2>&1; rc=$?
         grep -E "^FAIL|passed" "$OUT/test.log" | tail -15; echo "test rc=$rc"
@@ -33,6 +37,11 @@ for s in $steps; do
                 $B/tests/gpu/test_gpu_encode >"$OUT/sanitize-$tool.log" 2>&1; rc=$?
             grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed" "$OUT/sanitize-$tool.log" | tail -3
             echo "$tool rc=$rc"
+            [ $rc -ne 0 ] && status=1
+            AURP_GPU_TEST_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_gpu_dp \
+                >"$OUT/sanitize-dp-$tool.log" 2>&1; rc=$?
+            grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed" "$OUT/sanitize-dp-$tool.log" | tail -3
+            echo "$tool (DP) rc=$rc"
             [ $rc -ne 0 ] && status=1
         done ;;
     bench)
