@@ -16,8 +16,9 @@
  * integer arithmetic (code lengths in Q20 bits from a fixed log2 table), so
  * the same histogram gives the same contexts on every machine: the GPU
  * encoder counts the histogram on the device from its own residuals,
- * activities and intensity tokens (lsx_thr_cell is AURP_HD) and runs
- * lsx_dp_contexts on the host. */
+ * activities and intensity tokens (lsx_thr_cell is AURP_HD) and runs the
+ * same DP there (gpu/lsmix_dp_kernels.cu) with the arithmetic of
+ * lsmix_dp.h, which this file uses too. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>

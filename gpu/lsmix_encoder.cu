@@ -7,11 +7,12 @@
  *   pipeline 1  set 2 on the same LS, the candidate that won pipeline 0;
  *   pipeline 2  set 2 on the LS of forgetting 1, every candidate, only if
  *               pipeline 1 won.
- * The GPU codes every candidate of every pipeline at once (each is
- * independent work, and the device has the room), brings back the segment
- * lengths, and replays the same comparisons on the lengths (choose()), so
- * it picks the stream the CPU picks; then only the winner's segments come
- * back to the host. */
+ * The GPU runs the three pipelines at once (a stream each), finds each
+ * one's DP candidate on the device (lsmix_dp_kernels.cu), codes every
+ * candidate of every pipeline at once (each is independent work, and the
+ * device has the room), brings back the segment lengths, and replays the
+ * same comparisons on the lengths (choose()), so it picks the stream the
+ * CPU picks; then only the winner's segments come back to the host. */
 #include "lsmix_encoder.h"
 
 #include <stdlib.h>
