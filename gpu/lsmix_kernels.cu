@@ -902,9 +902,10 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding
 }
 
 /* rANS (ctx_rans_encode): a block per (segment, candidate).  The symbols
- * of 1024 pixels at a time are staged in shared memory by warps 1-3 while
- * lane 0 of warp 0 runs the chain over the previous chunk, back to front;
- * bytes go to the end of the segment's slot. */
+ * of 512 pixels at a time are staged in shared memory by warps 1-3 while
+ * lane 0 of warp 0 runs the chain over the previous chunk, back to front,
+ * into a shared buffer; warps 1-3 copy a chunk's bytes to the end of the
+ * segment's slot while the chain runs the next. */
 #define RANS_CHUNK 512
 #define RANS_THREADS 128
 
@@ -953,19 +954,39 @@ __device__ void stage_chunk(const lsx_gpu_coding &c, int k, uint64_t a, uint32_t
     }
 }
 
+/* A pixel writes at most 5 bytes (sign 1, raw 2, token 2). */
+#define RANS_CHUNK_BYTES (5 * RANS_CHUNK)
+
+/* Chunk q's bytes (the top `len` bytes of out) to the slot, below the
+ * `before` bytes of the chunks after it: only where they fit above the
+ * slot's 4 bytes for the state (else the segment overflows, as
+ * ctx_rans_encode's does, and nothing is written). */
+__device__ void copy_chunk_out(const uint8_t *out, uint32_t len, uint32_t before, uint8_t *end, uint32_t room,
+                               int t0, int step)
+{
+    if (before + len > room) return;
+    uint8_t *dst = end - before - len;
+    const uint8_t *src = out + RANS_CHUNK_BYTES - len;
+    for (uint32_t i = (uint32_t)t0; i < len; i += (uint32_t)step) dst[i] = src[i];
+}
+
 __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
 {
     __shared__ rans_chunk buf[2];
+    /* the chain's bytes of a chunk, back to front from the top; copied to
+     * the slot by warps 1-3 during the next chunk: the chain's positions
+     * are 32-bit shared offsets, and the slot's room is checked once a
+     * chunk, not at every byte */
+    __shared__ uint8_t out[2][RANS_CHUNK_BYTES];
+    __shared__ uint32_t out_len[2], out_before[2];
     const int k = blockIdx.y;
     const uint32_t s = blockIdx.x;
     const uint64_t a = (uint64_t)s << LSX_SEG_LOG2;
     const uint64_t b = a + ((uint64_t)1 << LSX_SEG_LOG2) < c.px ? a + ((uint64_t)1 << LSX_SEG_LOG2) : c.px;
     const uint32_t nch = (uint32_t)((b - a + RANS_CHUNK - 1) / RANS_CHUNK);
     uint8_t *const end = c.slots + ((size_t)k * c.nseg + s + 1) * c.slot;
-    uint8_t *p = end;
-    uint8_t *const floor = end - c.slot + 4;
-    uint32_t x = AURP_RANS_L;
-    bool overflow = false;
+    const uint32_t room = (uint32_t)c.slot - 4; /* the bytes before the state's 4 */
+    uint32_t x = AURP_RANS_L, written = 0;
 
     auto chunk_len = [&](uint32_t q) { return (uint32_t)min((uint64_t)RANS_CHUNK, b - a - (uint64_t)q * RANS_CHUNK); };
     stage_chunk(c, k, a + (uint64_t)(nch - 1) * RANS_CHUNK, chunk_len(nch - 1), &buf[(nch - 1) & 1], threadIdx.x,
@@ -977,26 +998,25 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
              * bits, token); a missing sign or raw part is a step of 0 bits
              * whose bound no state reaches.  The next pixel's entries are
              * read from shared memory before this pixel's steps, off the
-             * chain.  A pixel writes at most 5 bytes (sign 1, raw 2, token
-             * 2), so a chunk with room for 5 a pixel skips the overflow
-             * test of the C coder (ctx_rans_encode: never below out + 4). */
+             * chain. */
+            const rans_chunk &in = buf[q & 1];
+            uint8_t *o = out[q & 1];
+            uint32_t sp = RANS_CHUNK_BYTES;
             const uint32_t len = chunk_len(q);
-            const bool check = p - floor < (ptrdiff_t)(5 * len);
-            uint32_t aux = buf[q & 1].aux[len - 1];
-            uint4 t = buf[q & 1].tok[len - 1];
+            uint32_t aux = in.aux[len - 1];
+            uint4 t = in.tok[len - 1];
             for (uint32_t i = len; i-- > 0;) {
-                const uint32_t aux_n = buf[q & 1].aux[i ? i - 1 : 0];
-                const uint4 t_n = buf[q & 1].tok[i ? i - 1 : 0];
+                const uint32_t aux_n = in.aux[i ? i - 1 : 0];
+                const uint4 t_n = in.tok[i ? i - 1 : 0];
                 /* renormalisation before a symbol of bound xmax: x < 2^31
                  * and xmax >= 2^16, so at most 2 bytes; c2 => c1, so they
                  * are the low bytes in order */
 #define RENORM(xmax)                                                                           \
     do {                                                                                       \
         const uint32_t c1 = x >= (xmax), c2 = (x >> 8) >= (xmax);                             \
-        if (check && p - (c1 + c2) < floor) overflow = true;                                   \
-        if (c1) p[-1] = (uint8_t)x;                                                            \
-        if (c2) p[-2] = (uint8_t)(x >> 8);                                                     \
-        p -= c1 + c2;                                                                          \
+        if (c1) o[sp - 1] = (uint8_t)x;                                                        \
+        if (c2) o[sp - 2] = (uint8_t)(x >> 8);                                                 \
+        sp -= c1 + c2;                                                                         \
         x >>= 8 * (c1 + c2);                                                                   \
     } while (0)
                 const uint32_t has_sign = aux >> 20 & 1, nraw = aux >> 16 & 15;
@@ -1008,22 +1028,30 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
                 const uint32_t qq = __umulhi(x, t.x) >> (t.w >> 24);
                 x = x + t.z + qq * (t.w & 0xffffffu);
 #undef RENORM
-                if (check && overflow) break;
                 aux = aux_n;
                 t = t_n;
             }
-        } else if (threadIdx.x >= 32 && q > 0) {
-            stage_chunk(c, k, a + (uint64_t)(q - 1) * RANS_CHUNK, chunk_len(q - 1), &buf[(q - 1) & 1],
-                        threadIdx.x - 32, RANS_THREADS - 32);
+            out_len[q & 1] = RANS_CHUNK_BYTES - sp;
+            out_before[q & 1] = written;
+            written += RANS_CHUNK_BYTES - sp;
+        } else if (threadIdx.x >= 32) {
+            if (q > 0)
+                stage_chunk(c, k, a + (uint64_t)(q - 1) * RANS_CHUNK, chunk_len(q - 1), &buf[(q - 1) & 1],
+                            threadIdx.x - 32, RANS_THREADS - 32);
+            if (q + 1 < nch) /* the chunk before, coded in the last round */
+                copy_chunk_out(out[(q + 1) & 1], out_len[(q + 1) & 1], out_before[(q + 1) & 1], end, room,
+                               threadIdx.x - 32, RANS_THREADS - 32);
         }
         __syncthreads();
     }
+    copy_chunk_out(out[0], out_len[0], out_before[0], end, room, threadIdx.x, RANS_THREADS); /* chunk 0 */
     if (threadIdx.x == 0) {
+        const bool overflow = written > room;
         if (!overflow) {
-            p -= 4;
+            uint8_t *p = end - written - 4;
             p[0] = (uint8_t)x, p[1] = (uint8_t)(x >> 8), p[2] = (uint8_t)(x >> 16), p[3] = (uint8_t)(x >> 24);
         }
-        c.seg_len[(size_t)k * c.nseg + s] = overflow ? 0u : (uint32_t)(end - p);
+        c.seg_len[(size_t)k * c.nseg + s] = overflow ? 0u : written + 4;
     }
 }
 
