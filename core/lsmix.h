@@ -29,6 +29,7 @@
 #include "aurp.h"
 #include "lsmix_arith.h"
 #include "lsmix_bg.h"
+#include "lsmix_cascade.h"
 #include "lsmix_rl.h"
 
 #ifdef __cplusplus
@@ -217,6 +218,7 @@ int ctx_rans_dec_finish(const ctx_rans_dec *d);
 #define LSX_RIDGE 12
 #define LSX_PRIOR 1         /* new streams start the coder's counts from the prior table */
 #define LSX_BG 1            /* new streams blend the BG member */
+#define LSX_CASCADE 1       /* new streams try the cascade stage (3.2), kept where smaller */
 
 /* What the stream header says (3.1) and where its segments are. */
 typedef struct {
@@ -234,6 +236,10 @@ typedef struct {
     uint8_t ibnd[CTX_MAX_IB];
     uint32_t nseg;
     const uint8_t *seg_lens, *segs;
+    /* the cascade stage (lsmix_cascade.h; header byte 23 bit 2) */
+    int cas;
+    int32_t cas_clip;
+    int16_t cas_w[LSX_CAS_NL], cas_wrev[LSX_CAS_NR];
 } lsx_view;
 
 /* The encoder's DP context candidate (lsmix_thresholds.c): hist holds the
@@ -266,8 +272,32 @@ void lsx_thr_histogram(const uint32_t *act, const uint8_t *itok, const int32_t *
                        uint64_t pixels, uint32_t *hist);
 int lsx_dp_contexts(const uint32_t *hist, int nctx, int nib, int threads, lsx_view *v);
 
+/* The encoder's fit of the cascade stage (lsmix_cascade.c).  The plan:
+ * the no offsets (dm, dn) whose correlations of the clipped residuals,
+ *   R[k] = sum over rows m >= max(dm, 1), columns n with n - dn in the row,
+ *          of e[m][n] e[m - dm][n - dn],
+ * the normal equations read (pair[a * NL + b]: the offset of lags a and b,
+ * lag[a]: of lag a and the target).  lsx_cas_clip: the clip from the
+ * histogram of min(|e1|, 65535) over the count pixels of rows 1..;
+ * lsx_cas_solve: the weights from R (sets v's cas, cas_clip, cas_w, cas_wrev;
+ * 0 where the system is singular: no stage); lsx_cas_fit: all of it on a
+ * frame's e1 (ec: the clipped residuals, out). */
+#define LSX_CAS_MAXO 512
+typedef struct {
+    int no;
+    int dm[LSX_CAS_MAXO], dn[LSX_CAS_MAXO];
+    int pair[LSX_CAS_NL * LSX_CAS_NL], lag[LSX_CAS_NL];
+} lsx_cas_plan;
+void lsx_cas_plan_make(lsx_cas_plan *pl);
+int32_t lsx_cas_clip(const uint32_t *abs_hist, uint64_t count);
+int64_t lsx_cas_correlation(const int16_t *ec, uint32_t W, uint32_t H, int dm, int dn);
+int lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, lsx_view *v);
+int lsx_cas_fit(lsx_view *v, const int32_t *e1, int16_t *ec, int threads);
+
 size_t lsx_header_len(int nctx, uint32_t nseg);
-/* The 24-byte header and the thresholds (not the segment lengths). */
+/* The bytes of the cascade block after the thresholds (0 without the stage). */
+size_t lsx_cas_bytes(const lsx_view *v);
+/* The 24-byte header, the thresholds and the cascade block (not the segment lengths). */
 void lsx_write_header(uint8_t *h, const lsx_view *v);
 
 aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p,

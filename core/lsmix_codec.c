@@ -61,6 +61,26 @@ size_t lsx_header_len(int nctx, uint32_t nseg)
     return LSX_HEADER + 4 * (size_t)(nctx - 1) + 4 * (size_t)nseg;
 }
 
+/* The cascade block: clip (u16), then the LSX_CAS_NL weights, each a
+ * zigzag varint (7 bits a byte, low first, at most 3 bytes). */
+static inline uint32_t cas_zigzag(int16_t w) { return (uint32_t)(((int32_t)w * 2) ^ -(int32_t)(w < 0)) & 0xffff; }
+
+size_t lsx_cas_bytes(const lsx_view *v)
+{
+    if (!v->cas) return 0;
+    size_t b = 2;
+    for (int j = 0; j < LSX_CAS_NL; j++) {
+        uint32_t z = cas_zigzag(v->cas_w[j]);
+        b += z < 128 ? 1 : z < 16384 ? 2 : 3;
+    }
+    return b;
+}
+
+static size_t stream_header_len(const lsx_view *v)
+{
+    return lsx_header_len(v->nctx, v->nseg) + lsx_cas_bytes(v);
+}
+
 void lsx_write_header(uint8_t *h, const lsx_view *v)
 {
     memset(h, 0, LSX_HEADER);
@@ -78,8 +98,18 @@ void lsx_write_header(uint8_t *h, const lsx_view *v)
     h[18] = (uint8_t)v->nib;
     for (int i = 0; i < v->nib - 1; i++) h[19 + i] = v->ibnd[i];
     h[22] = (uint8_t)v->set;
-    h[23] = (uint8_t)(v->prior | v->bg << 1);
+    h[23] = (uint8_t)(v->prior | v->bg << 1 | (v->cas != 0) << 2);
     for (int i = 0; i < v->nctx - 1; i++) aurp_put_u32(h + LSX_HEADER + 4 * i, v->thr[i]);
+    if (v->cas) {
+        uint8_t *q = h + LSX_HEADER + 4 * (size_t)(v->nctx - 1);
+        aurp_put_u16(q, (uint16_t)v->cas_clip);
+        q += 2;
+        for (int j = 0; j < LSX_CAS_NL; j++) {
+            uint32_t z = cas_zigzag(v->cas_w[j]);
+            while (z >= 128) *q++ = (uint8_t)(z | 128), z >>= 7;
+            *q++ = (uint8_t)z;
+        }
+    }
 }
 
 aurp_status lsx_parse_header(const uint8_t *in, size_t in_len, aurp_stream_view *sv,
@@ -135,7 +165,8 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
     v->set = in[22];
     v->prior = in[23] & 1;
     v->bg = in[23] >> 1 & 1;
-    if (in[23] > 3)
+    v->cas = in[23] >> 2 & 1;
+    if (in[23] > 7)
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: header flags %#x unknown", (unsigned)in[23]);
     if (v->set >= LSX_NSETS)
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set %d unknown", v->set);
@@ -157,6 +188,30 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
             return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: context thresholds not increasing");
     }
     size_t pos = LSX_HEADER + 4 * (size_t)(v->nctx - 1);
+    if (v->cas) { /* the cascade block */
+        if (pos + 2 > in_len) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: cascade block truncated");
+        v->cas_clip = aurp_get_u16(in + pos);
+        pos += 2;
+        int64_t sw = 0;
+        for (int j = 0; j < LSX_CAS_NL; j++) {
+            uint32_t z = 0;
+            for (int k = 0;; k++) {
+                if (pos >= in_len || k == 3) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: cascade weights corrupt");
+                uint8_t b = in[pos++];
+                z |= (uint32_t)(b & 127) << (7 * k);
+                if (!(b & 128)) break;
+            }
+            if (z > 0xffff) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: cascade weights corrupt");
+            v->cas_w[j] = (int16_t)(int32_t)((z >> 1) ^ (0u - (z & 1)));
+            sw += v->cas_w[j] < 0 ? -(int64_t)v->cas_w[j] : v->cas_w[j];
+        }
+        if (v->cas_clip > 32767 || sw * (v->cas_clip + 1) >= ((int64_t)1 << 31))
+            return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: cascade weights out of range");
+        for (int j = 0; j < LSX_CAS_NR; j++) v->cas_wrev[LSX_CAS_NR - 1 - j] = v->cas_w[j];
+        if (nseg * 8 + pos > in_len)
+            return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: %llu segments do not fit in %zu bytes",
+                             (unsigned long long)nseg, in_len);
+    }
     v->seg_lens = in + pos;
     v->segs = in + pos + 4 * (size_t)nseg;
     uint64_t total = 0;
@@ -165,10 +220,10 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
         if (len < 4) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: segment %u too short", s);
         total += len;
     }
-    if (total != in_len - lsx_header_len(v->nctx, v->nseg))
+    if (total != in_len - stream_header_len(v))
         return aurp_fail(err, AURP_ERR_CORRUPT,
                          "lsmix stream: segments hold %llu bytes, the stream has %zu after the header",
-                         (unsigned long long)total, in_len - lsx_header_len(v->nctx, v->nseg));
+                         (unsigned long long)total, in_len - stream_header_len(v));
     return AURP_OK;
 }
 
@@ -256,18 +311,18 @@ static void encode_segment_range(void *arg, int t)
     free(cm);
 }
 
-/* Pass over the frame in raster order: blend, residual, the activity and
- * intensity token of the context (the classes are chosen after the pass). */
-static aurp_status residuals_and_contexts(const lsx_view *v, const uint16_t *u, const double *p_ls,
-                                          int32_t *res, uint32_t *act, uint8_t *itok)
+/* Pass over the frame in raster order: the blend's prediction P1 of every
+ * pixel, its residual e1 = x - P1 and the smallest error level (the
+ * context's second input).  The blend's records use the members' errors
+ * only: nothing here depends on the cascade stage. */
+static aurp_status blend_pass(const lsx_view *v, const uint16_t *u, const double *p_ls, int32_t *e1,
+                              uint16_t *p1, int32_t *eminv)
 {
     const uint32_t W = v->W;
     lsx_state s;
     if (lsx_state_init(&s, W, v->set, v->bg) != 0) return AURP_ERR_NOMEM;
     for (uint32_t m = 0; m < v->H; m++) {
         const uint16_t *cur = u + (size_t)m * W;
-        int32_t *r0 = res + (size_t)m * W;
-        const int32_t *r1 = m > 0 ? r0 - W : NULL, *r2 = m > 1 ? r0 - 2 * (size_t)W : NULL;
         for (uint32_t n = 0; n < W; n++) {
             int32_t emin = 0, z[4] = {0};
             uint16_t pred;
@@ -282,15 +337,39 @@ static aurp_status residuals_and_contexts(const lsx_view *v, const uint16_t *u, 
                 lsx_row_predict(&s, n, z, pp);
                 pred = lsx_blend(&s, m, n, pp, &emin);
             }
-            r0[n] = (int32_t)cur[n] - pred;
-            act[(size_t)m * W + n] = activity16(v, r0, r1, r2, n, emin);
-            itok[(size_t)m * W + n] = (uint8_t)intensity_token(v, pred);
+            e1[(size_t)m * W + n] = (int32_t)cur[n] - pred;
+            p1[(size_t)m * W + n] = pred;
+            eminv[(size_t)m * W + n] = emin;
             lsx_record(&s, m, n, cur[n], pp, z);
         }
         lsx_end_row(&s, m, cur);
     }
     lsx_state_free(&s);
     return AURP_OK;
+}
+
+/* The coded residuals x - P, the activity and intensity token of their
+ * contexts (the classes are chosen after): P = P1, or with the cascade
+ * (v->cas) P1 + its correction from ec, the clipped e1. */
+static void final_pass(const lsx_view *v, const uint16_t *u, const int16_t *ec, const uint16_t *p1,
+                       const int32_t *eminv, int32_t *res, uint32_t *act, uint8_t *itok)
+{
+    const uint32_t W = v->W;
+    for (uint32_t m = 0; m < v->H; m++) {
+        int32_t *r0 = res + (size_t)m * W;
+        const int32_t *r1 = m > 0 ? r0 - W : NULL, *r2 = m > 1 ? r0 - 2 * (size_t)W : NULL;
+        for (uint32_t n = 0; n < W; n++) {
+            const size_t i = (size_t)m * W + n;
+            int32_t pred = p1[i];
+            if (v->cas && m > 0) {
+                pred += lsx_cas_correction(v->cas_w, v->cas_wrev, ec, W, m, n);
+                pred = pred < 0 ? 0 : pred > 65535 ? 65535 : pred;
+            }
+            r0[n] = (int32_t)u[i] - pred;
+            act[i] = activity16(v, r0, r1, r2, n, eminv[i]);
+            itok[i] = (uint8_t)intensity_token(v, (uint16_t)pred);
+        }
+    }
 }
 
 /* The intensity offset: a low quantile of the pixel values (the GPU
@@ -343,7 +422,7 @@ static size_t code_residuals(enc_job *j, const lsx_view *v, const int32_t *res, 
     j->nbands = (uint32_t)threads < v->nseg ? threads : (int)v->nseg;
     aurp_parallel(j->nbands, encode_segment_range, j);
     if (atomic_load(&j->failed)) return 0;
-    size_t len = lsx_header_len(v->nctx, v->nseg);
+    size_t len = stream_header_len(v);
     for (uint32_t s = 0; s < v->nseg; s++) len += j->seg_len[s];
     return len;
 }
@@ -351,7 +430,7 @@ static size_t code_residuals(enc_job *j, const lsx_view *v, const int32_t *res, 
 static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
 {
     lsx_write_header(out, v);
-    size_t pos = LSX_HEADER + 4 * (size_t)(v->nctx - 1);
+    size_t pos = LSX_HEADER + 4 * (size_t)(v->nctx - 1) + lsx_cas_bytes(v);
     for (uint32_t s = 0; s < v->nseg; s++, pos += 4) aurp_put_u32(out + pos, j->seg_len[s]);
     for (uint32_t s = 0; s < v->nseg; s++) {
         memcpy(out + pos, j->seg_buf + (size_t)s * j->seg_cap, j->seg_len[s]);
@@ -359,29 +438,26 @@ static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
     }
 }
 
-/* The residuals of predictor set v->set on j->p_ls, coded with each context
- * candidate: activity (LSX_NCTX, then LSX_NCTX_WIDE contexts) x intensity
+/* The residuals res (activities act, intensity tokens itok) with the
+ * prediction of v0 (set, cascade), coded with each context candidate of
+ * want: activity (LSX_NCTX, then LSX_NCTX_WIDE contexts) x intensity
  * classes of equal population; activity alone (where brightness says
  * nothing the activity does not); and, for images below 2^16 pixels, too
  * few to teach many contexts their statistics, a single context; and the
  * contexts a dynamic program fits to this residual set's histogram
  * (lsmix_thresholds.c: 12 activity runs x 4 intensity runs; it wins on most
  * frames, by 0.1-0.5 %, but its static cost model can miss).  Writes
- * the stream into out where it is smaller than *best.  Tries the candidates
- * of *mask (bit k: candidate k); leaves in *mask the bit of the one that
- * made the stream (0 when none did). */
-static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int threads, int32_t *res,
-                                 uint32_t *act, uint8_t *itok, uint8_t *ctx, ctx_model *snap,
-                                 uint8_t *out, size_t cap, size_t *best, unsigned *mask,
-                                 aurp_error *err)
+ * the stream into out where it is smaller than *best, and then sets *mask
+ * to the bit of the candidate that made it. */
+static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, unsigned want,
+                                  const int32_t *res, const uint32_t *act, const uint8_t *itok,
+                                  uint8_t *ctx, ctx_model *snap, uint8_t *out, size_t cap,
+                                  size_t *best, unsigned *mask, aurp_error *err)
 {
     const uint64_t pixels = (uint64_t)v0->W * v0->H;
-    unsigned want = *mask;
     lsx_view v = *v0;
     v.nctx = 1;
     v.nib = 1;
-    if (residuals_and_contexts(&v, j->u, j->p_ls, res, act, itok) != AURP_OK)
-        return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", v.W, v.H);
     lsx_view full = v, wide = v, activity = v;
     full.nctx = activity.nctx = LSX_NCTX;
     wide.nctx = LSX_NCTX_WIDE;
@@ -405,7 +481,6 @@ static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int threads, in
         free(hist);
     }
     const lsx_view *cand[LSX_NCAND] = {&full, &wide, &activity, &v, &dp};
-    *mask = 0;
     for (int k = 0; k < LSX_NCAND; k++) {
         const int repeats = k > 0 && cand[k]->nib == cand[k - 1]->nib && cand[k]->nctx == cand[k - 1]->nctx;
         if (!lsx_candidate_tried(k, want, pixels, have_dp, repeats)) continue;
@@ -422,14 +497,73 @@ static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int threads, in
     return AURP_OK;
 }
 
+/* The planes of one predictor set's pass (enc_planes): the blend's
+ * prediction P1, its residual e1, the smallest error level of each pixel,
+ * and, for the cascade, e1 clipped; then the coded residuals, their
+ * activities and intensity tokens. */
+typedef struct {
+    int32_t *e1, *emin, *res;
+    uint16_t *p1;
+    int16_t *ec;
+    uint32_t *act;
+    uint8_t *itok;
+} enc_planes;
+
+/* Predictor set v0->set on j->p_ls, without the cascade: the blend's
+ * residuals coded with the context candidates of *mask (try_candidates).
+ * Leaves in *mask the bit of the candidate that made the stream (0 when
+ * none did). */
+static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int threads, const enc_planes *pl,
+                                 uint8_t *ctx, ctx_model *snap, uint8_t *out, size_t cap, size_t *best,
+                                 unsigned *mask, aurp_error *err)
+{
+    const unsigned want = *mask;
+    lsx_view v = *v0;
+    v.cas = 0;
+    if (blend_pass(&v, j->u, j->p_ls, pl->e1, pl->p1, pl->emin) != AURP_OK)
+        return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", v.W, v.H);
+    *mask = 0;
+    final_pass(&v, j->u, NULL, pl->p1, pl->emin, pl->res, pl->act, pl->itok);
+    return try_candidates(j, &v, threads, want, pl->res, pl->act, pl->itok, ctx, snap, out, cap, best, mask, err);
+}
+
+/* The winner of try_residuals (set v0->set on j->p_ls, context candidate
+ * bit want) again with the cascade stage fitted to its e1 (lsx_cas_fit):
+ * the stream where smaller.  The GPU encoder replays this on the same
+ * winner. */
+static aurp_status try_cascade(enc_job *j, const lsx_view *v0, int threads, unsigned want,
+                               const enc_planes *pl, uint8_t *ctx, ctx_model *snap, uint8_t *out, size_t cap,
+                               size_t *best, aurp_error *err)
+{
+    lsx_view v = *v0;
+    v.cas = 0;
+    if (blend_pass(&v, j->u, j->p_ls, pl->e1, pl->p1, pl->emin) != AURP_OK)
+        return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", v.W, v.H);
+    if (!lsx_cas_fit(&v, pl->e1, pl->ec, threads)) return AURP_OK;
+    final_pass(&v, j->u, pl->ec, pl->p1, pl->emin, pl->res, pl->act, pl->itok);
+    unsigned mask = 0;
+    return try_candidates(j, &v, threads, want, pl->res, pl->act, pl->itok, ctx, snap, out, cap, best, &mask,
+                          err);
+}
+
+/* The LS predictions of params lp into j->p_ls (all bands). */
+static int predict_ls(enc_job *j, lsx_params lp)
+{
+    j->p = lp;
+    aurp_parallel(j->nbands, predict_band, j);
+    return atomic_load(&j->failed) ? -1 : 0;
+}
+
 aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p,
                              int threads, uint8_t *out, size_t cap, size_t *out_len,
                              aurp_error *err)
 {
     *out_len = 0;
     const uint64_t pixels = (uint64_t)W * H;
-    lsx_view v = {.p = {p->order, p->equations, LSX_FORGET, LSX_RIDGE}, .W = W, .H = H,
-                  .seg_log2 = LSX_SEG_LOG2, .nctx = 1, .nib = 1, .prior = LSX_PRIOR, .bg = LSX_BG};
+    const lsx_params ls_of[2] = {{p->order, p->equations, LSX_FORGET, LSX_RIDGE},
+                                 {p->order, p->equations, LSX_ROW_FORGET, LSX_RIDGE}};
+    lsx_view v = {.p = ls_of[0], .W = W, .H = H, .seg_log2 = LSX_SEG_LOG2, .nctx = 1, .nib = 1,
+                  .prior = LSX_PRIOR, .bg = LSX_BG};
     v.nseg = (uint32_t)((pixels + (1u << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2);
     v.ioff = choose_ioff(u, pixels);
     if (threads < 1) threads = 1;
@@ -439,58 +573,73 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
     enc_job j = {.u = u, .W = W, .H = H, .p = v.p};
     atomic_init(&j.failed, 0);
     j.p_ls = malloc((size_t)pixels * sizeof *j.p_ls);
-    int32_t *res = malloc((size_t)pixels * sizeof *res);
-    uint32_t *act = malloc((size_t)pixels * sizeof *act);
-    uint8_t *itok = malloc((size_t)pixels), *ctx = malloc((size_t)pixels);
+    enc_planes pl = {malloc((size_t)pixels * sizeof *pl.e1), malloc((size_t)pixels * sizeof *pl.emin),
+                     malloc((size_t)pixels * sizeof *pl.res), malloc((size_t)pixels * sizeof *pl.p1),
+                     malloc((size_t)pixels * sizeof *pl.ec), malloc((size_t)pixels * sizeof *pl.act),
+                     malloc((size_t)pixels)};
+    uint8_t *ctx = malloc((size_t)pixels);
     ctx_model *snap = malloc((size_t)v.nseg * sizeof *snap);
     j.seg_cap = 4 + 4 * ((size_t)1 << LSX_SEG_LOG2);
     j.seg_buf = malloc((size_t)v.nseg * j.seg_cap);
     j.seg_len = malloc((size_t)v.nseg * sizeof *j.seg_len);
-    if (!j.p_ls || !res || !act || !itok || !ctx || !snap || !j.seg_buf || !j.seg_len) {
+    if (!j.p_ls || !pl.e1 || !pl.emin || !pl.res || !pl.p1 || !pl.ec || !pl.act || !pl.itok || !ctx || !snap ||
+        !j.seg_buf || !j.seg_len) {
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", W, H);
         goto done;
     }
 
     /* Candidates, each coded and the smallest stream kept (the decoder only
-     * reads what the header says): predictor set 0 on the LS of (F 2, M)
-     * with every context candidate of try_residuals; set 2 on the same LS
-     * with the contexts that won; and, where set 2 won that, set 2 on the LS
-     * with forgetting 2^-1 and the caller's K and M (a relation between rows
-     * that changes every row wants a short memory) with every context
-     * candidate.  (Set 1, set 2 without RL and with AF, is no longer
-     * written: set 2 was smaller wherever set 1 had won.) */
+     * reads what the header says), three pipelines in turn: 0, predictor
+     * set 0 on the LS of (F 2, M) with every context candidate of
+     * try_residuals; 1, set 2 on the same LS with the contexts that won;
+     * and, where set 2 won that, 2, set 2 on the LS with forgetting 2^-1
+     * and the caller's K and M (a relation between rows that changes every
+     * row wants a short memory) with every context candidate.  (Set 1, set
+     * 2 without RL and with AF, is no longer written: set 2 was smaller
+     * wherever set 1 had won.)  Then the winner with the cascade stage. */
     size_t best = 0;
     j.nbands = (uint32_t)threads < W ? threads : (int)W;
-    aurp_parallel(j.nbands, predict_band, &j);
-    if (atomic_load(&j.failed)) {
+    int win = -1, ls_now = 0;
+    unsigned win_kind = 0, mask = ~0u;
+    if (predict_ls(&j, ls_of[0]) != 0) {
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
         goto done;
     }
-    unsigned mask = ~0u;
-    v.set = 0;
-    st = try_residuals(&j, &v, threads, res, act, itok, ctx, snap, out, cap, &best, &mask, err);
-    if (st == AURP_OK) {
-        v.set = 2;
-        st = try_residuals(&j, &v, threads, res, act, itok, ctx, snap, out, cap, &best, &mask, err);
+    for (int pipe = 0; pipe < 3 && st == AURP_OK; pipe++) {
+        if (pipe == 2) {
+            if (mask == 0) break; /* set 2 lost to set 0 */
+            mask = ~0u;
+            if (predict_ls(&j, ls_of[1]) != 0) {
+                st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
+                goto done;
+            }
+            ls_now = 1;
+        }
+        v.set = pipe == 0 ? 0 : 2;
+        v.p = ls_of[pipe == 2];
+        st = try_residuals(&j, &v, threads, &pl, ctx, snap, out, cap, &best, &mask, err);
+        if (st == AURP_OK && mask != 0) win = pipe, win_kind = mask;
     }
-    if (st == AURP_OK && mask != 0) {
-        mask = ~0u;
-        j.p = v.p = (lsx_params){p->order, p->equations, LSX_ROW_FORGET, LSX_RIDGE};
-        aurp_parallel(j.nbands, predict_band, &j);
-        if (atomic_load(&j.failed)) {
+    if (st == AURP_OK && LSX_CASCADE && win >= 0) {
+        if (ls_now != (win == 2) && predict_ls(&j, ls_of[win == 2]) != 0) {
             st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
             goto done;
         }
-        v.set = 2;
-        st = try_residuals(&j, &v, threads, res, act, itok, ctx, snap, out, cap, &best, &mask, err);
+        v.set = win == 0 ? 0 : 2;
+        v.p = ls_of[win == 2];
+        st = try_cascade(&j, &v, threads, win_kind, &pl, ctx, snap, out, cap, &best, err);
     }
     *out_len = st == AURP_OK ? best : 0;
 
 done:
     free(j.p_ls);
-    free(res);
-    free(act);
-    free(itok);
+    free(pl.e1);
+    free(pl.emin);
+    free(pl.res);
+    free(pl.p1);
+    free(pl.ec);
+    free(pl.act);
+    free(pl.itok);
     free(ctx);
     free(snap);
     free(j.seg_buf);
@@ -528,6 +677,7 @@ typedef struct {
     ctx_model *cm;
     ctx_rans_dec dec;
     uint64_t seg_off, i;
+    int16_t *ec; /* the cascade: the blend's residuals e1 of the frame, clipped */
 } dec_rows;
 
 static void dec_prepare(void *arg, uint32_t b, uint32_t m)
@@ -580,6 +730,11 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
             lsx_row_predict(s, n, z, pp);
             pred = lsx_blend(s, m, n, pp, &emin);
         }
+        const int32_t pred1 = pred;
+        if (v->cas && m > 0) {
+            int32_t pc = pred1 + lsx_cas_correction(v->cas_w, v->cas_wrev, d->ec, W, m, n);
+            pred = (uint16_t)(pc < 0 ? 0 : pc > 65535 ? 65535 : pc);
+        }
         int c = context_at(v, r0, r1, r2, n, emin, pred);
         int32_t e;
         if (ctx_decode_residual(&d->dec, d->cm, c, &e) != 0) return -1;
@@ -587,6 +742,10 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         if (x < 0 || x > 65535) return -1;
         cur[n] = (uint16_t)x;
         r0[n] = e;
+        if (v->cas) {
+            const int32_t e1 = x - pred1, clip = v->cas_clip;
+            d->ec[(size_t)m * W + n] = (int16_t)(e1 > clip ? clip : e1 < -clip ? -clip : e1);
+        }
         int nraw;
         ctx_model_count(d->cm, c, ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
         if (m == 0)
@@ -613,6 +772,11 @@ aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint3
      * recomputed); helpers: chunks they can take while the row above decodes */
     uint32_t nb = threads == 1 ? 1 : (W + DECODE_CHUNK - 1) / DECODE_CHUNK;
     dec_rows d = {.v = &v, .img = img};
+    /* the cascade reads lags up to LSX_CAS_NR pixels back in readout order
+     * and two rows up: kept for the whole frame (a ring of
+     * 2 + ceil(LSX_CAS_NR / W) rows would do) */
+    if (v.cas && !(d.ec = malloc((size_t)W * H * sizeof *d.ec)))
+        return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", W, H);
     int have_state = lsx_state_init(&d.s, W, v.set, v.bg) == 0;
     d.bands = calloc(nb, sizeof *d.bands);
     uint32_t *need = malloc(nb * sizeof *need);
@@ -656,5 +820,6 @@ done:
     free(need);
     free(d.rows);
     free(d.cm);
+    free(d.ec);
     return st;
 }

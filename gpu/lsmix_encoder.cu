@@ -46,7 +46,18 @@ struct lsx_gpu_state {
     int64_t *rowsums; /* the row fits' sums, [24][px] */
     uint32_t *thr_hist; /* [NPIPE][LSX_THR_CELLS] the DP candidate's histograms */
     void *dp_scratch;
-    int *dp_ok;         /* [NPIPE] the DP candidate exists */
+    int *dp_ok;         /* [NPIPE + 1] the DP candidate exists (the last: the cascade's) */
+    /* the cascade trial (core/lsmix_cascade.c): its pipeline (index NPIPE
+     * of pipes), the winner's e1 clipped, the correlations, the weights */
+    int32_t *cas_res;
+    uint32_t *cas_act;
+    uint8_t *cas_itok, *cas_classes;
+    unsigned long long *cas_itok_hist;
+    int16_t *cas_ec, *cas_w;
+    int64_t *cas_R;
+    uint32_t *cas_md;
+    int *cas_dm, *cas_dn;
+    lsx_cas_plan *cas_plan; /* host, made once */
     int32_t *res[NPIPE];
     uint32_t *act[NPIPE];
     uint8_t *itok[NPIPE];
@@ -74,6 +85,7 @@ struct lsx_gpu_state {
     uint32_t *h_seg_len;
     int *h_dp_ok;
     uint8_t *h_info;
+    uint8_t *h_cas; /* R, then md, the weights, the cascade pipeline's classes */
     uint8_t *h_body;
     size_t body_cap;
 };
@@ -86,12 +98,16 @@ static void free_buffers(lsx_gpu_state *s)
                    s->act[0], s->act[1], s->act[2], s->itok[0], s->itok[1], s->itok[2], s->itok_hist,
                    s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
                    s->body,   s->hist,   s->table,  s->seg_len, s->bg_c,    s->bg_s,      s->bg_w, s->bg,
-                   s->rl[0],  s->rl[1],  s->thr_hist, s->dp_scratch, s->dp_ok};
+                   s->rl[0],  s->rl[1],  s->thr_hist, s->dp_scratch, s->dp_ok, s->cas_res, s->cas_act,
+                   s->cas_itok, s->cas_classes, s->cas_itok_hist, s->cas_ec, s->cas_w, s->cas_R, s->cas_md,
+                   s->cas_dm, s->cas_dn};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
     cudaFreeHost(s->h_stage);
     cudaFreeHost(s->h_seg_len);
     cudaFreeHost(s->h_dp_ok);
     cudaFreeHost(s->h_info);
+    cudaFreeHost(s->h_cas);
+    free(s->cas_plan);
     cudaFreeHost(s->h_body);
     const auto sync = s->sync;
     memset(s, 0, sizeof *s);
@@ -115,7 +131,11 @@ void lsx_gpu_free(lsx_gpu_state *s)
 static uint32_t nint_of(uint64_t px) { return lsx_table_index(px - 1) + 1; }
 static uint32_t nseg_of(uint64_t px) { return (uint32_t)((px + ((uint64_t)1 << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2); }
 static const size_t seg_slot = 4 + 4 * ((size_t)1 << LSX_SEG_LOG2); /* the C encoder's segment capacity */
-static const int max_cand = NPIPE * NKIND;
+static const int max_cand = NPIPE * NKIND; /* and one more: the cascade's, at index max_cand */
+#define H_CAS_MD (8 * LSX_CAS_MAXO)
+#define H_CAS_W (H_CAS_MD + 8)
+#define H_CAS_CLASSES (H_CAS_W + 2 * LSX_CAS_NL)
+#define H_CAS_BYTES (H_CAS_CLASSES + 8)
 
 /* Buffers for frames up to px pixels (kept, grown when a larger frame comes). */
 static cudaError_t reserve(lsx_gpu_state *s, size_t px)
@@ -149,7 +169,18 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->rowsums, 8 * 24 * px);
     ALLOC(s->thr_hist, sizeof(uint32_t) * NPIPE * LSX_THR_CELLS);
     ALLOC(s->dp_scratch, lsx_gpu_dp_scratch_bytes(NPIPE));
-    ALLOC(s->dp_ok, sizeof(int) * NPIPE);
+    ALLOC(s->dp_ok, sizeof(int) * (NPIPE + 1));
+    ALLOC(s->cas_res, 4 * px);
+    ALLOC(s->cas_act, 4 * px);
+    ALLOC(s->cas_itok, px);
+    ALLOC(s->cas_classes, 8);
+    ALLOC(s->cas_itok_hist, sizeof(unsigned long long) * CTX_TOKENS);
+    ALLOC(s->cas_ec, 2 * px);
+    ALLOC(s->cas_w, 2 * LSX_CAS_NL);
+    ALLOC(s->cas_R, 8 * LSX_CAS_MAXO);
+    ALLOC(s->cas_md, 4);
+    ALLOC(s->cas_dm, sizeof(int) * LSX_CAS_MAXO);
+    ALLOC(s->cas_dn, sizeof(int) * LSX_CAS_MAXO);
     for (int i = 0; i < NPIPE; i++) {
         ALLOC(s->res[i], 4 * px);
         ALLOC(s->act[i], 4 * px);
@@ -158,16 +189,16 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->itok_hist, sizeof(unsigned long long) * NPIPE * CTX_TOKENS);
     ALLOC(s->info, NPIPE * 8 + 8);
     ALLOC(s->pxhist, 4 * 65536);
-    ALLOC(s->pipes, sizeof(lsx_gpu_pipe) * NPIPE);
-    ALLOC(s->cands, sizeof(lsx_gpu_cand) * max_cand);
-    ALLOC(s->cand_pipe, sizeof(int) * max_cand);
-    ALLOC(s->ctx, (size_t)max_cand * px);
-    ALLOC(s->slots, (size_t)max_cand * nseg * seg_slot);
+    ALLOC(s->pipes, sizeof(lsx_gpu_pipe) * (NPIPE + 1));
+    ALLOC(s->cands, sizeof(lsx_gpu_cand) * (max_cand + 1));
+    ALLOC(s->cand_pipe, sizeof(int) * (max_cand + 1));
+    ALLOC(s->ctx, (size_t)(max_cand + 1) * px);
+    ALLOC(s->slots, (size_t)(max_cand + 1) * nseg * seg_slot);
     s->body_cap = (size_t)nseg * seg_slot;
     ALLOC(s->body, s->body_cap);
-    ALLOC(s->hist, 2 * (size_t)max_cand * tab);
-    ALLOC(s->table, 4 * (size_t)max_cand * tab);
-    ALLOC(s->seg_len, 4 * (size_t)max_cand * nseg);
+    ALLOC(s->hist, 2 * (size_t)(max_cand + 1) * tab);
+    ALLOC(s->table, 4 * (size_t)(max_cand + 1) * tab);
+    ALLOC(s->seg_len, 4 * (size_t)(max_cand + 1) * nseg);
 #undef ALLOC
     for (int i = 0; i < 2; i++) {
         if (rc == cudaSuccess && !s->sync.side[i]) rc = cudaStreamCreateWithFlags(&s->sync.side[i], cudaStreamNonBlocking);
@@ -181,9 +212,18 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     if (rc == cudaSuccess) rc = lsx_gpu_init_tables(0);
     if (rc == cudaSuccess) rc = cudaDeviceSynchronize();
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_stage, 65536, cudaHostAllocPortable);
-    if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_seg_len, 4 * (size_t)max_cand * nseg, cudaHostAllocPortable);
+    if (rc == cudaSuccess)
+        rc = cudaHostAlloc((void **)&s->h_seg_len, 4 * (size_t)(max_cand + 1) * nseg, cudaHostAllocPortable);
+    if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_cas, H_CAS_BYTES, cudaHostAllocPortable);
+    if (rc == cudaSuccess && !(s->cas_plan = (lsx_cas_plan *)malloc(sizeof *s->cas_plan))) rc = cudaErrorMemoryAllocation;
+    if (rc == cudaSuccess) {
+        lsx_cas_plan_make(s->cas_plan);
+        rc = cudaMemcpy(s->cas_dm, s->cas_plan->dm, sizeof(int) * s->cas_plan->no, cudaMemcpyHostToDevice);
+        if (rc == cudaSuccess)
+            rc = cudaMemcpy(s->cas_dn, s->cas_plan->dn, sizeof(int) * s->cas_plan->no, cudaMemcpyHostToDevice);
+    }
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_info, NPIPE * 8 + 8, cudaHostAllocPortable);
-    if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_dp_ok, sizeof(int) * NPIPE, cudaHostAllocPortable);
+    if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_dp_ok, sizeof(int) * (NPIPE + 1), cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_body, s->body_cap, cudaHostAllocPortable);
     if (rc != cudaSuccess) {
         free_buffers(s);
@@ -269,8 +309,8 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     /* the pipelines and candidates: they depend only on the buffers and on
      * nk, so they go to the device once per handle and frame size class */
     lsx_gpu_pipe *hp = (lsx_gpu_pipe *)s->h_stage;
-    lsx_gpu_cand *hc = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * NPIPE);
-    int *hcp = (int *)(hc + max_cand);
+    lsx_gpu_cand *hc = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * (NPIPE + 1));
+    int *hcp = (int *)(hc + max_cand + 1);
     const int nkc = nk + 1; /* and the DP candidate */
     const int ncand = NPIPE * nkc;
     MARK(1);
@@ -288,9 +328,10 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
                 hcp[i * nkc + p] = i;
             }
         }
+        hcp[max_cand] = NPIPE; /* the cascade's candidate codes the cascade's pipeline */
         CK(cudaMemcpyAsync(s->pipes, hp, sizeof(lsx_gpu_pipe) * NPIPE, cudaMemcpyHostToDevice, st));
         CK(cudaMemcpyAsync(s->cands, hc, sizeof(lsx_gpu_cand) * ncand, cudaMemcpyHostToDevice, st));
-        CK(cudaMemcpyAsync(s->cand_pipe, hcp, sizeof(int) * ncand, cudaMemcpyHostToDevice, st));
+        CK(cudaMemcpyAsync(s->cand_pipe, hcp, sizeof(int) * (max_cand + 1), cudaMemcpyHostToDevice, st));
         s->staged_nk = nk;
     }
     uint16_t *ioff = (uint16_t *)(s->info + NPIPE * 8);
@@ -338,7 +379,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(cudaMemcpyAsync(s->h_seg_len, s->seg_len, 4 * (size_t)ncand * nseg, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(s->h_info, s->info, NPIPE * 8 + 8, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(hc, s->cands, sizeof(lsx_gpu_cand) * ncand, cudaMemcpyDeviceToHost, st));
-    CK(cudaMemcpyAsync(s->h_dp_ok, s->dp_ok, sizeof(int) * NPIPE, cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(s->h_dp_ok, s->dp_ok, sizeof(int) * (NPIPE + 1), cudaMemcpyDeviceToHost, st));
     CK(cudaStreamSynchronize(st));
 
     /* the C encoder's choice */
@@ -365,14 +406,73 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     if (rs == AURP_ERR_NOMEM) return aurp_fail(err, rs, "image %ux%u: rANS segment failed", W, H);
     if (rs == AURP_ERR_CAPACITY)
         return aurp_fail(err, rs, "image %ux%u: output buffer of %zu bytes too small", W, H, cap);
-    const int pipe = pick / NKIND, kind = pick % NKIND, c = pipe * nkc + (kind == KIND_DP ? nk : kind);
+    const int pipe = pick / NKIND, kind = pick % NKIND;
+    int c = pipe * nkc + (kind == KIND_DP ? nk : kind);
+
+    /* try_cascade: the winner again with the cascade stage fitted to its e1 */
+    lsx_view vc;
+    memset(&vc, 0, sizeof vc);
+    const lsx_gpu_coding cc = {W, H, px, nint, nseg, 1, LSX_PRIOR, s->cands + max_cand, s->pipes,
+                               s->cand_pipe + max_cand, s->ctx + (size_t)max_cand * px,
+                               s->hist + (size_t)max_cand * nint * CTX_MAX * CTX_TOKENS,
+                               s->table + (size_t)max_cand * nint * CTX_MAX * CTX_TOKENS,
+                               s->slots + (size_t)max_cand * nseg * seg_slot, seg_slot,
+                               s->seg_len + (size_t)max_cand * nseg};
+    size_t best = in.len[pick];
+    int cas_won = 0;
+    if (LSX_CASCADE && H >= 2) {
+        int64_t *hR = (int64_t *)s->h_cas;
+        uint32_t *hmd = (uint32_t *)(s->h_cas + H_CAS_MD);
+        CK(lsx_gpu_cas_sums(s->res[pipe], W, H, s->pxhist, s->cas_md, s->cas_ec, s->cas_dm, s->cas_dn,
+                            s->cas_plan->no, s->cas_R, st));
+        CK(cudaMemcpyAsync(hR, s->cas_R, 8 * (size_t)s->cas_plan->no, cudaMemcpyDeviceToHost, st));
+        CK(cudaMemcpyAsync(hmd, s->cas_md, 4, cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        vc.W = W, vc.H = H;
+        if (lsx_cas_solve(s->cas_plan, hR, lsx_cas_clip_of_median(*hmd), &vc)) {
+            memcpy(s->h_cas + H_CAS_W, vc.cas_w, 2 * LSX_CAS_NL);
+            CK(cudaMemcpyAsync(s->cas_w, s->h_cas + H_CAS_W, 2 * LSX_CAS_NL, cudaMemcpyHostToDevice, st));
+            lsx_gpu_pipe *pc = &hp[NPIPE];
+            *pc = (lsx_gpu_pipe){pipe > 0 ? 2 : 0, NULL, NULL, s->cas_res, s->emin[pipe], s->cas_act, s->cas_itok,
+                                 s->cas_itok_hist, s->cas_classes};
+            CK(cudaMemcpyAsync(s->pipes + NPIPE, pc, sizeof *pc, cudaMemcpyHostToDevice, st));
+            CK(lsx_gpu_cas_final(x, s->res[pipe], s->cas_ec, W, H, s->cas_w, ioff, pc, st));
+            CK(lsx_gpu_finish_pipe(W, H, pc, st));
+            /* the winner's context candidate on these residuals (try_candidates
+             * with only its bit: the DP's contexts found again) */
+            lsx_gpu_cand *hk = &hc[max_cand];
+            memset(hk, 0, sizeof *hk);
+            hk->nctx = kind_nctx[kind];
+            hk->use_classes = kind == KIND_DP ? 1 : kind_classes[kind];
+            ctx_default_thresholds(hk->thr, hk->nctx);
+            CK(cudaMemcpyAsync(s->cands + max_cand, hk, sizeof *hk, cudaMemcpyHostToDevice, st));
+            if (kind == KIND_DP) {
+                CK(lsx_gpu_thr_histogram(pc, px, s->thr_hist, st));
+                CK(lsx_gpu_dp_contexts(s->thr_hist, s->cas_classes, 1, s->cands + max_cand, 1, s->dp_ok + NPIPE,
+                                       s->dp_scratch, st));
+            }
+            CK(lsx_gpu_model(&cc, CTX_MAX, st));
+            CK(lsx_gpu_rans(&cc, st));
+            CK(cudaMemcpyAsync(s->h_seg_len + (size_t)max_cand * nseg, cc.seg_len, 4 * (size_t)nseg,
+                               cudaMemcpyDeviceToHost, st));
+            CK(cudaMemcpyAsync(hk, s->cands + max_cand, sizeof *hk, cudaMemcpyDeviceToHost, st));
+            CK(cudaMemcpyAsync(s->h_dp_ok + NPIPE, s->dp_ok + NPIPE, sizeof(int), cudaMemcpyDeviceToHost, st));
+            CK(cudaMemcpyAsync(s->h_cas + H_CAS_CLASSES, s->cas_classes, 8, cudaMemcpyDeviceToHost, st));
+            CK(cudaStreamSynchronize(st));
+            if (kind != KIND_DP || s->h_dp_ok[NPIPE]) {
+                vc.nctx = hk->nctx;
+                size_t len = lsx_header_len(vc.nctx, nseg) + lsx_cas_bytes(&vc);
+                for (uint32_t g = 0; g < nseg; g++) {
+                    const uint32_t l = s->h_seg_len[(size_t)max_cand * nseg + g];
+                    if (l == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", W, H);
+                    len += l;
+                }
+                if (len < best) best = len, cas_won = 1, c = max_cand;
+            }
+        }
+    }
 
     /* the winner's segments -> host, behind its header */
-    const size_t body = in.len[pick] - lsx_header_len(hc[c].nctx, nseg);
-    CK(lsx_gpu_gather(&co, c, s->body, st));
-    CK(cudaMemcpyAsync(s->h_body, s->body, body, cudaMemcpyDeviceToHost, st));
-    MARK(7);
-    CK(cudaStreamSynchronize(st));
     lsx_view v;
     memset(&v, 0, sizeof v);
     v.p = par[pipe == 2];
@@ -381,20 +481,33 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     v.nctx = hc[c].nctx;
     v.seg_log2 = LSX_SEG_LOG2;
     memcpy(v.thr, hc[c].thr, sizeof v.thr);
+    const uint8_t *pipe_classes = cas_won ? s->h_cas + H_CAS_CLASSES : s->h_info + 8 * pipe;
     if (kind == KIND_DP) {
         v.nib = hc[c].classes[0];
         memcpy(v.ibnd, hc[c].classes + 1, CTX_MAX_IB);
     } else {
-        v.nib = cand_nib(&in, pipe, kind);
-        if (v.nib > 1) memcpy(v.ibnd, s->h_info + 8 * pipe + 1, (size_t)v.nib - 1);
+        v.nib = kind_classes[kind] == 1 ? pipe_classes[0] : 1;
+        if (v.nib > 1) memcpy(v.ibnd, pipe_classes + 1, (size_t)v.nib - 1);
     }
     v.set = pipe > 0 ? 2 : 0;
     v.prior = LSX_PRIOR;
     v.bg = LSX_BG;
     v.ioff = (uint16_t)(s->h_info[NPIPE * 8] | s->h_info[NPIPE * 8 + 1] << 8);
     v.nseg = nseg;
+    if (cas_won) {
+        v.cas = 1;
+        v.cas_clip = vc.cas_clip;
+        memcpy(v.cas_w, vc.cas_w, sizeof v.cas_w);
+        memcpy(v.cas_wrev, vc.cas_wrev, sizeof v.cas_wrev);
+    }
+    const size_t head = lsx_header_len(v.nctx, nseg) + lsx_cas_bytes(&v) - 4 * (size_t)nseg;
+    const size_t body = best - head - 4 * (size_t)nseg;
+    CK(lsx_gpu_gather(cas_won ? &cc : &co, cas_won ? 0 : c, s->body, st));
+    CK(cudaMemcpyAsync(s->h_body, s->body, body, cudaMemcpyDeviceToHost, st));
+    MARK(7);
+    CK(cudaStreamSynchronize(st));
     lsx_write_header(out, &v);
-    size_t pos = LSX_HEADER + 4 * (size_t)(v.nctx - 1);
+    size_t pos = head;
     for (uint32_t g = 0; g < nseg; g++, pos += 4) aurp_put_u32(out + pos, s->h_seg_len[(size_t)c * nseg + g]);
     memcpy(out + pos, s->h_body, body);
     *out_len = pos + body;

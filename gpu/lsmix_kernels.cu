@@ -712,6 +712,16 @@ __global__ void classes_kernel(lsx_gpu_pipe pp, uint64_t px)
     for (int i = 0; i < CTX_MAX_IB; i++) pp.classes[1 + i] = b[i];
 }
 
+cudaError_t lsx_gpu_finish_pipe(uint32_t W, uint32_t H, const lsx_gpu_pipe *pp, cudaStream_t st)
+{
+    const size_t px = (size_t)W * H;
+    cudaError_t rc = cudaMemsetAsync(pp->itok_hist, 0, CTX_TOKENS * sizeof(unsigned long long), st);
+    if (rc != cudaSuccess) return rc;
+    activity_kernel<<<blocks_for(px, 1024) < 1024 ? blocks_for(px, 1024) : 1024, 1024, 0, st>>>(W, H, *pp);
+    classes_kernel<<<1, 1, 0, st>>>(*pp, px);
+    return cudaGetLastError();
+}
+
 cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, const uint16_t *ioff,
                               cudaStream_t st)
 {
@@ -722,11 +732,7 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
         column_errors_kernel<<<dim3((pl->W + 127) / 128, lsx_npred(0, pl->p_bg != NULL)), 128, 0, st>>>(pl->W, pl->H, *pp,
                                                                                         pl->p_bg != NULL);
     blend_kernel<<<blocks, 256, 0, st>>>(*pl, *pp, ioff);
-    cudaError_t rc = cudaMemsetAsync(pp->itok_hist, 0, CTX_TOKENS * sizeof(unsigned long long), st);
-    if (rc != cudaSuccess) return rc;
-    activity_kernel<<<blocks_for(px, 1024) < 1024 ? blocks_for(px, 1024) : 1024, 1024, 0, st>>>(pl->W, pl->H, *pp);
-    classes_kernel<<<1, 1, 0, st>>>(*pp, px);
-    return cudaGetLastError();
+    return lsx_gpu_finish_pipe(pl->W, pl->H, pp, st);
 }
 
 /* ---- coding ---------------------------------------------------------------- */

@@ -99,6 +99,23 @@ cudaError_t lsx_gpu_rl(const uint16_t *x, uint32_t W, uint32_t H, const int32_t 
 cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, const uint16_t *ioff,
                               cudaStream_t st);
 
+/* The activities (from pp's res and emin), the intensity-token histogram
+ * and the intensity classes of a pipeline whose res and itok are made. */
+cudaError_t lsx_gpu_finish_pipe(uint32_t W, uint32_t H, const lsx_gpu_pipe *pp, cudaStream_t st);
+
+/* The cascade stage (core/lsmix_cascade.h) on a pipeline's residuals e1
+ * (lsmix_cascade_kernels.cu).  lsx_gpu_cas_sums: the median |e1| of rows
+ * 1.. into *md (lsx_cas_clip's), e1 clipped (lsx_cas_clip_of_median) into
+ * ec, and the correlations R[k] of the plan's no offsets (dm[k], dn[k]),
+ * device arrays (lsx_cas_correlation's sums); hist: 65536 words of
+ * scratch.  lsx_gpu_cas_final: with the weights w (device, LSX_CAS_NL), the
+ * final prediction of every pixel, its residual into pp->res and its
+ * intensity token into pp->itok (then lsx_gpu_finish_pipe). */
+cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t *hist, uint32_t *md, int16_t *ec,
+                             const int *dm, const int *dn, int no, int64_t *R, cudaStream_t st);
+cudaError_t lsx_gpu_cas_final(const uint16_t *x, const int32_t *e1, const int16_t *ec, uint32_t W, uint32_t H,
+                              const int16_t *w, const uint16_t *ioff, const lsx_gpu_pipe *pp, cudaStream_t st);
+
 /* The histogram of the DP context candidate (lsx_thr_histogram of
  * core/lsmix_thresholds.c) of one pipeline's residuals, into hist
  * [LSX_THR_CELLS] (zeroed here). */

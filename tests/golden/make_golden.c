@@ -128,9 +128,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "make_golden: %s: cannot read its image\n", argv[2]);
             return 1;
         }
+        const uint32_t rows = tr.height;
         tr.height = 16;
         rc |= emit("trex16", AURP_PROFILE_PAPER, t, (size_t)tr.offset + 2 * (size_t)tr.width * 16, &tr, 11, 7, 13);
         rc |= emit("lsmix_trex16", AURP_PROFILE_LSMIX, t, (size_t)tr.offset + 2 * (size_t)tr.width * 16, &tr, 6, 9, 0);
+        if (rows >= 64) { /* 64 rows: enough for the cascade stage to win (header byte 23 bit 2) */
+            aurp_region t64 = tr;
+            t64.height = 64;
+            rc |= emit("lsmix_trex64", AURP_PROFILE_LSMIX, t, (size_t)t64.offset + 2 * (size_t)t64.width * 64, &t64,
+                       6, 9, 0);
+        }
         free(t);
     }
     fclose(manifest);

@@ -1,0 +1,152 @@
+/* The cascade stage on the device (lsmix_kernels.h: lsx_gpu_cas_sums,
+ * lsx_gpu_cas_final): what core/lsmix_cascade.c does before and after its
+ * solve, which the GPU encoder runs on the host with the C core's own
+ * function.
+ *   |e1| histogram  a block's small values in shared memory, the rest and
+ *                   the merge by global atomics;
+ *   median          one block: a scan of 64 bins a thread (the first bin
+ *                   whose running count exceeds half, as lsx_cas_clip);
+ *   clip            a thread per pixel (lsx_cas_clipped);
+ *   correlations    a block per offset, int64 partial sums per thread,
+ *                   then a block reduction: exact integers, so the order
+ *                   of the sums does not matter;
+ *   final           a thread per pixel: lsx_cas_correction's sum, its
+ *                   raster part by a plain loop, the rows above and the
+ *                   rounding by lsx_cas_finish, the C core's function. */
+#include "lsmix_kernels.h"
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include "lsmix_arith.h"
+
+#define CAS_SMALL 1024     /* |e1| below this: a block's shared histogram */
+#define CAS_THREADS 256
+#define CAS_CORR_THREADS 512
+
+__global__ void __launch_bounds__(CAS_THREADS) cas_hist_kernel(const int32_t *__restrict__ e1, uint64_t i0,
+                                                               uint64_t px, uint32_t *__restrict__ hist)
+{
+    __shared__ uint32_t sh[CAS_SMALL];
+    for (int b = threadIdx.x; b < CAS_SMALL; b += blockDim.x) sh[b] = 0;
+    __syncthreads();
+    for (uint64_t i = i0 + (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < px;
+         i += (uint64_t)gridDim.x * blockDim.x) {
+        const int32_t e = e1[i];
+        uint32_t a = (uint32_t)(e < 0 ? -e : e);
+        if (a > 65535) a = 65535;
+        if (a < CAS_SMALL)
+            atomicAdd(&sh[a], 1u);
+        else
+            atomicAdd(&hist[a], 1u);
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < CAS_SMALL; b += blockDim.x)
+        if (sh[b]) atomicAdd(&hist[b], sh[b]);
+}
+
+/* The smallest v < 65535 whose running count exceeds count / 2, else 65535
+ * (lsx_cas_clip's median). */
+__global__ void __launch_bounds__(1024) cas_median_kernel(const uint32_t *__restrict__ hist, uint64_t count,
+                                                          uint32_t *__restrict__ md)
+{
+    typedef cub::BlockScan<uint64_t, 1024> Scan;
+    __shared__ typename Scan::TempStorage tmp;
+    __shared__ uint32_t found;
+    if (threadIdx.x == 0) found = 65535;
+    const uint64_t half = count / 2;
+    uint64_t sum = 0;
+    for (int i = 0; i < 64; i++) sum += hist[threadIdx.x * 64 + i];
+    uint64_t before;
+    Scan(tmp).ExclusiveSum(sum, before);
+    __syncthreads();
+    uint64_t acc = before;
+    for (int i = 0; i < 64; i++) {
+        const uint32_t v = threadIdx.x * 64 + i;
+        if (v >= 65535) break;
+        acc += hist[v];
+        if (acc > half) {
+            atomicMin(&found, v);
+            break;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) *md = found;
+}
+
+__global__ void cas_clip_kernel(const int32_t *__restrict__ e1, uint64_t px, const uint32_t *__restrict__ md,
+                                int16_t *__restrict__ ec)
+{
+    const int32_t clip = lsx_cas_clip_of_median(*md);
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (uint64_t)gridDim.x * blockDim.x)
+        ec[i] = lsx_cas_clipped(e1[i], clip);
+}
+
+/* R[k] = sum over rows m >= max(dm, 1), columns n with n - dn in the row,
+ * of ec[m][n] ec[m - dm][n - dn] (lsx_cas_correlation). */
+__global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_kernel(const int16_t *__restrict__ ec, uint32_t W,
+                                                                    uint32_t H, const int *__restrict__ odm,
+                                                                    const int *__restrict__ odn,
+                                                                    int64_t *__restrict__ R)
+{
+    typedef cub::BlockReduce<long long, CAS_CORR_THREADS> Reduce;
+    __shared__ typename Reduce::TempStorage tmp;
+    const int k = blockIdx.x, dm = odm[k], dn = odn[k];
+    const uint32_t m0 = dm > 1 ? (uint32_t)dm : 1;
+    const int64_t n0 = dn > 0 ? dn : 0, n1 = dn < 0 ? (int64_t)W + dn : (int64_t)W;
+    const uint64_t cols = n1 > n0 ? (uint64_t)(n1 - n0) : 0, cells = (uint64_t)(H > m0 ? H - m0 : 0) * cols;
+    long long sum = 0;
+    for (uint64_t c = threadIdx.x; c < cells; c += CAS_CORR_THREADS) {
+        const uint32_t m = m0 + (uint32_t)(c / cols);
+        const int64_t n = n0 + (int64_t)(c % cols);
+        sum += (int32_t)ec[(size_t)m * W + n] * (int32_t)ec[(size_t)(m - dm) * W + (n - dn)];
+    }
+    sum = Reduce(tmp).Sum(sum);
+    if (threadIdx.x == 0) R[k] = sum;
+}
+
+cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t *hist, uint32_t *md, int16_t *ec,
+                             const int *dm, const int *dn, int no, int64_t *R, cudaStream_t st)
+{
+    const uint64_t px = (uint64_t)W * H;
+    cudaError_t rc = cudaMemsetAsync(hist, 0, 65536 * sizeof *hist, st);
+    if (rc != cudaSuccess) return rc;
+    cas_hist_kernel<<<264, CAS_THREADS, 0, st>>>(e1, W, px, hist);
+    cas_median_kernel<<<1, 1024, 0, st>>>(hist, px - W, md);
+    cas_clip_kernel<<<1024, CAS_THREADS, 0, st>>>(e1, px, md, ec);
+    cas_corr_kernel<<<no, CAS_CORR_THREADS, 0, st>>>(ec, W, H, dm, dn, R);
+    return cudaGetLastError();
+}
+
+__global__ void __launch_bounds__(CAS_THREADS) cas_final_kernel(const uint16_t *__restrict__ x,
+                                                                const int32_t *__restrict__ e1,
+                                                                const int16_t *__restrict__ ec, uint32_t W,
+                                                                uint32_t H, const int16_t *__restrict__ w,
+                                                                const uint16_t *__restrict__ ioff, lsx_gpu_pipe pp)
+{
+    __shared__ int16_t sw[LSX_CAS_NL];
+    for (int j = threadIdx.x; j < LSX_CAS_NL; j += blockDim.x) sw[j] = w[j];
+    __syncthreads();
+    const uint64_t px = (uint64_t)W * H;
+    const uint16_t off = *ioff;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (uint64_t)gridDim.x * blockDim.x) {
+        const uint32_t m = (uint32_t)(i / W), n = (uint32_t)(i % W);
+        int32_t pred = (int32_t)x[i] - e1[i]; /* P1 */
+        if (m > 0) {
+            int32_t acc = 0;
+            for (int j = 0; j < LSX_CAS_NR; j++)
+                if (i >= (uint64_t)j + 1) acc += (int32_t)sw[j] * ec[i - 1 - j];
+            pred += lsx_cas_finish(acc, sw, ec, W, m, n);
+            pred = pred < 0 ? 0 : pred > 65535 ? 65535 : pred;
+        }
+        pp.res[i] = (int32_t)x[i] - pred;
+        pp.itok[i] = (uint8_t)lsx_intensity_token((uint16_t)pred, off);
+    }
+}
+
+cudaError_t lsx_gpu_cas_final(const uint16_t *x, const int32_t *e1, const int16_t *ec, uint32_t W, uint32_t H,
+                              const int16_t *w, const uint16_t *ioff, const lsx_gpu_pipe *pp, cudaStream_t st)
+{
+    cas_final_kernel<<<2048, CAS_THREADS, 0, st>>>(x, e1, ec, W, H, w, ioff, *pp);
+    return cudaGetLastError();
+}
