@@ -58,6 +58,7 @@ struct lsx_gpu_state {
     uint32_t *cas_md;
     int *cas_dm, *cas_dn;
     lsx_cas_plan *cas_plan; /* host, made once */
+    int guess_pipe, guess_kind; /* the last frame's winner (-1: none): the trial starts on it early */
     int32_t *res[NPIPE];
     uint32_t *act[NPIPE];
     uint8_t *itok[NPIPE];
@@ -112,6 +113,7 @@ static void free_buffers(lsx_gpu_state *s)
     const auto sync = s->sync;
     memset(s, 0, sizeof *s);
     s->sync = sync;
+    s->guess_pipe = -1;
 }
 
 void lsx_gpu_free(lsx_gpu_state *s)
@@ -278,6 +280,81 @@ static aurp_status choose(const choice_in *in, int *choice)
     return st;
 }
 
+/* ---- the cascade trial (try_cascade of lsmix_codec.c) ------------------------ */
+
+/* The coding of the trial's one candidate: the spare slot after max_cand. */
+static lsx_gpu_coding trial_coding(const lsx_gpu_state *s, uint32_t W, uint32_t H, uint32_t nint, uint32_t nseg)
+{
+    const uint64_t px = (uint64_t)W * H;
+    return (lsx_gpu_coding){W, H, px, nint, nseg, 1, LSX_PRIOR, s->cands + max_cand, s->pipes,
+                            s->cand_pipe + max_cand, s->ctx + (size_t)max_cand * px,
+                            s->hist + (size_t)max_cand * nint * CTX_MAX * CTX_TOKENS,
+                            s->table + (size_t)max_cand * nint * CTX_MAX * CTX_TOKENS,
+                            s->slots + (size_t)max_cand * nseg * seg_slot, seg_slot,
+                            s->seg_len + (size_t)max_cand * nseg};
+}
+
+/* Part 1 on stream on: pipeline pipe's e1 clipped, the correlations and
+ * the median, to the host. */
+static cudaError_t trial_sums(lsx_gpu_state *s, uint32_t W, uint32_t H, int pipe, cudaStream_t on)
+{
+    cudaError_t rc = lsx_gpu_cas_sums(s->res[pipe], W, H, s->pxhist, s->cas_md, s->cas_ec, s->cas_dm, s->cas_dn,
+                                      s->cas_plan->no, s->cas_R, on);
+    if (rc == cudaSuccess)
+        rc = cudaMemcpyAsync(s->h_cas, s->cas_R, 8 * (size_t)s->cas_plan->no, cudaMemcpyDeviceToHost, on);
+    if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->h_cas + H_CAS_MD, s->cas_md, 4, cudaMemcpyDeviceToHost, on);
+    return rc;
+}
+
+/* Part 2, once part 1 is on the host: the weights (vc; *solved 0 where the
+ * system is singular: no trial), and on stream on the final prediction,
+ * the contexts of kind, the coding, the lengths and contexts to the host. */
+static cudaError_t trial_code(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t nint,
+                              uint32_t nseg, int pipe, int kind, const uint16_t *ioff, lsx_view *vc, int *solved,
+                              cudaStream_t on)
+{
+    const uint64_t px = (uint64_t)W * H;
+    memset(vc, 0, sizeof *vc);
+    vc->W = W, vc->H = H;
+    *solved = lsx_cas_solve(s->cas_plan, (const int64_t *)s->h_cas,
+                            lsx_cas_clip_of_median(*(const uint32_t *)(s->h_cas + H_CAS_MD)), vc);
+    if (!*solved) return cudaSuccess;
+    lsx_gpu_pipe *hp = (lsx_gpu_pipe *)s->h_stage;
+    lsx_gpu_cand *hk = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * (NPIPE + 1)) + max_cand;
+    memcpy(s->h_cas + H_CAS_W, vc->cas_w, 2 * LSX_CAS_NL);
+    lsx_gpu_pipe *pc = &hp[NPIPE];
+    *pc = (lsx_gpu_pipe){pipe > 0 ? 2 : 0, NULL, NULL, s->cas_res, s->emin[pipe], s->cas_act, s->cas_itok,
+                         s->cas_itok_hist, s->cas_classes};
+    /* the winner's context candidate on these residuals (try_candidates
+     * with only its bit: the DP's contexts found again) */
+    memset(hk, 0, sizeof *hk);
+    hk->nctx = kind_nctx[kind];
+    hk->use_classes = kind == KIND_DP ? 1 : kind_classes[kind];
+    ctx_default_thresholds(hk->thr, hk->nctx);
+    const lsx_gpu_coding cc = trial_coding(s, W, H, nint, nseg);
+    cudaError_t rc = cudaMemcpyAsync(s->cas_w, s->h_cas + H_CAS_W, 2 * LSX_CAS_NL, cudaMemcpyHostToDevice, on);
+    if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->pipes + NPIPE, pc, sizeof *pc, cudaMemcpyHostToDevice, on);
+    if (rc == cudaSuccess) rc = lsx_gpu_cas_final(x, s->res[pipe], s->cas_ec, W, H, s->cas_w, ioff, pc, on);
+    if (rc == cudaSuccess) rc = lsx_gpu_finish_pipe(W, H, pc, on);
+    if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->cands + max_cand, hk, sizeof *hk, cudaMemcpyHostToDevice, on);
+    if (rc == cudaSuccess && kind == KIND_DP) {
+        rc = lsx_gpu_thr_histogram(pc, px, s->thr_hist, on);
+        if (rc == cudaSuccess)
+            rc = lsx_gpu_dp_contexts(s->thr_hist, s->cas_classes, 1, s->cands + max_cand, 1, s->dp_ok + NPIPE,
+                                     s->dp_scratch, on);
+    }
+    if (rc == cudaSuccess) rc = lsx_gpu_model(&cc, CTX_MAX, on);
+    if (rc == cudaSuccess) rc = lsx_gpu_rans(&cc, on);
+    if (rc == cudaSuccess)
+        rc = cudaMemcpyAsync(s->h_seg_len + (size_t)max_cand * nseg, cc.seg_len, 4 * (size_t)nseg,
+                             cudaMemcpyDeviceToHost, on);
+    if (rc == cudaSuccess) rc = cudaMemcpyAsync(hk, s->cands + max_cand, sizeof *hk, cudaMemcpyDeviceToHost, on);
+    if (rc == cudaSuccess)
+        rc = cudaMemcpyAsync(s->h_dp_ok + NPIPE, s->dp_ok + NPIPE, sizeof(int), cudaMemcpyDeviceToHost, on);
+    if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->h_cas + H_CAS_CLASSES, s->cas_classes, 8, cudaMemcpyDeviceToHost, on);
+    return rc;
+}
+
 /* ---- the encoder ------------------------------------------------------------- */
 
 #define CK(call)                                                                               \
@@ -298,6 +375,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     if (!*state) {
         *state = (lsx_gpu_state *)calloc(1, sizeof **state);
         if (!*state) return aurp_fail(err, AURP_ERR_NOMEM, "%s: out of memory", label);
+        (*state)->guess_pipe = -1;
     }
     lsx_gpu_state *s = *state;
     const uint64_t px = (uint64_t)W * H;
@@ -368,10 +446,27 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
      * into the DP candidates' contexts, on the device */
     CK(lsx_gpu_dp_contexts(s->thr_hist, s->info, NPIPE, s->cands + nk, nkc, s->dp_ok, s->dp_scratch, st));
     MARK(4);
+    /* The cascade trial codes the winner of every candidate below again
+     * (try_cascade), which only their lengths name.  Consecutive frames of
+     * a station mostly have the same winner, so the trial starts on the
+     * last frame's winner now, on the side stream, beside the coding; if
+     * the winner turns out other, it runs again after the choice. */
+    const int spec = LSX_CASCADE && H >= 2 && s->guess_pipe >= 0;
+    lsx_view vc;
+    int solved = 0;
+    if (spec) {
+        CK(cudaEventRecord(s->sync.pipes_fork, st));
+        CK(cudaStreamWaitEvent(side, s->sync.pipes_fork, 0));
+        CK(trial_sums(s, W, H, s->guess_pipe, side));
+    }
     lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, LSX_PRIOR, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
                          s->table, s->slots, seg_slot, s->seg_len};
     CK(lsx_gpu_model(&co, CTX_MAX, st));
     MARK(5);
+    if (spec) { /* the trial's sums are back: its coding goes on while this one runs */
+        CK(cudaStreamSynchronize(side));
+        CK(trial_code(s, x, W, H, nint, nseg, s->guess_pipe, s->guess_kind, ioff, &vc, &solved, side));
+    }
     CK(lsx_gpu_rans(&co, st));
     MARK(6);
     /* what the choice and the header need: the lengths, each pipeline's
@@ -379,7 +474,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(cudaMemcpyAsync(s->h_seg_len, s->seg_len, 4 * (size_t)ncand * nseg, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(s->h_info, s->info, NPIPE * 8 + 8, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(hc, s->cands, sizeof(lsx_gpu_cand) * ncand, cudaMemcpyDeviceToHost, st));
-    CK(cudaMemcpyAsync(s->h_dp_ok, s->dp_ok, sizeof(int) * (NPIPE + 1), cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(s->h_dp_ok, s->dp_ok, sizeof(int) * NPIPE, cudaMemcpyDeviceToHost, st)); /* not the trial's */
     CK(cudaStreamSynchronize(st));
 
     /* the C encoder's choice */
@@ -409,66 +504,30 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     const int pipe = pick / NKIND, kind = pick % NKIND;
     int c = pipe * nkc + (kind == KIND_DP ? nk : kind);
 
-    /* try_cascade: the winner again with the cascade stage fitted to its e1 */
-    lsx_view vc;
-    memset(&vc, 0, sizeof vc);
-    const lsx_gpu_coding cc = {W, H, px, nint, nseg, 1, LSX_PRIOR, s->cands + max_cand, s->pipes,
-                               s->cand_pipe + max_cand, s->ctx + (size_t)max_cand * px,
-                               s->hist + (size_t)max_cand * nint * CTX_MAX * CTX_TOKENS,
-                               s->table + (size_t)max_cand * nint * CTX_MAX * CTX_TOKENS,
-                               s->slots + (size_t)max_cand * nseg * seg_slot, seg_slot,
-                               s->seg_len + (size_t)max_cand * nseg};
+    /* try_cascade: the winner again with the cascade stage fitted to its e1
+     * (started above if the guess was right, else now) */
+    const lsx_gpu_coding cc = trial_coding(s, W, H, nint, nseg);
     size_t best = in.len[pick];
     int cas_won = 0;
     if (LSX_CASCADE && H >= 2) {
-        int64_t *hR = (int64_t *)s->h_cas;
-        uint32_t *hmd = (uint32_t *)(s->h_cas + H_CAS_MD);
-        CK(lsx_gpu_cas_sums(s->res[pipe], W, H, s->pxhist, s->cas_md, s->cas_ec, s->cas_dm, s->cas_dn,
-                            s->cas_plan->no, s->cas_R, st));
-        CK(cudaMemcpyAsync(hR, s->cas_R, 8 * (size_t)s->cas_plan->no, cudaMemcpyDeviceToHost, st));
-        CK(cudaMemcpyAsync(hmd, s->cas_md, 4, cudaMemcpyDeviceToHost, st));
-        CK(cudaStreamSynchronize(st));
-        vc.W = W, vc.H = H;
-        if (lsx_cas_solve(s->cas_plan, hR, lsx_cas_clip_of_median(*hmd), &vc)) {
-            memcpy(s->h_cas + H_CAS_W, vc.cas_w, 2 * LSX_CAS_NL);
-            CK(cudaMemcpyAsync(s->cas_w, s->h_cas + H_CAS_W, 2 * LSX_CAS_NL, cudaMemcpyHostToDevice, st));
-            lsx_gpu_pipe *pc = &hp[NPIPE];
-            *pc = (lsx_gpu_pipe){pipe > 0 ? 2 : 0, NULL, NULL, s->cas_res, s->emin[pipe], s->cas_act, s->cas_itok,
-                                 s->cas_itok_hist, s->cas_classes};
-            CK(cudaMemcpyAsync(s->pipes + NPIPE, pc, sizeof *pc, cudaMemcpyHostToDevice, st));
-            CK(lsx_gpu_cas_final(x, s->res[pipe], s->cas_ec, W, H, s->cas_w, ioff, pc, st));
-            CK(lsx_gpu_finish_pipe(W, H, pc, st));
-            /* the winner's context candidate on these residuals (try_candidates
-             * with only its bit: the DP's contexts found again) */
-            lsx_gpu_cand *hk = &hc[max_cand];
-            memset(hk, 0, sizeof *hk);
-            hk->nctx = kind_nctx[kind];
-            hk->use_classes = kind == KIND_DP ? 1 : kind_classes[kind];
-            ctx_default_thresholds(hk->thr, hk->nctx);
-            CK(cudaMemcpyAsync(s->cands + max_cand, hk, sizeof *hk, cudaMemcpyHostToDevice, st));
-            if (kind == KIND_DP) {
-                CK(lsx_gpu_thr_histogram(pc, px, s->thr_hist, st));
-                CK(lsx_gpu_dp_contexts(s->thr_hist, s->cas_classes, 1, s->cands + max_cand, 1, s->dp_ok + NPIPE,
-                                       s->dp_scratch, st));
-            }
-            CK(lsx_gpu_model(&cc, CTX_MAX, st));
-            CK(lsx_gpu_rans(&cc, st));
-            CK(cudaMemcpyAsync(s->h_seg_len + (size_t)max_cand * nseg, cc.seg_len, 4 * (size_t)nseg,
-                               cudaMemcpyDeviceToHost, st));
-            CK(cudaMemcpyAsync(hk, s->cands + max_cand, sizeof *hk, cudaMemcpyDeviceToHost, st));
-            CK(cudaMemcpyAsync(s->h_dp_ok + NPIPE, s->dp_ok + NPIPE, sizeof(int), cudaMemcpyDeviceToHost, st));
-            CK(cudaMemcpyAsync(s->h_cas + H_CAS_CLASSES, s->cas_classes, 8, cudaMemcpyDeviceToHost, st));
+        if (spec) CK(cudaStreamSynchronize(side));
+        if (!spec || s->guess_pipe != pipe || s->guess_kind != kind) {
+            CK(trial_sums(s, W, H, pipe, st));
             CK(cudaStreamSynchronize(st));
-            if (kind != KIND_DP || s->h_dp_ok[NPIPE]) {
-                vc.nctx = hk->nctx;
-                size_t len = lsx_header_len(vc.nctx, nseg) + lsx_cas_bytes(&vc);
-                for (uint32_t g = 0; g < nseg; g++) {
-                    const uint32_t l = s->h_seg_len[(size_t)max_cand * nseg + g];
-                    if (l == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", W, H);
-                    len += l;
-                }
-                if (len < best) best = len, cas_won = 1, c = max_cand;
+            CK(trial_code(s, x, W, H, nint, nseg, pipe, kind, ioff, &vc, &solved, st));
+            CK(cudaStreamSynchronize(st));
+        }
+        s->guess_pipe = pipe, s->guess_kind = kind;
+        const lsx_gpu_cand *hk = &hc[max_cand];
+        if (solved && (kind != KIND_DP || s->h_dp_ok[NPIPE])) {
+            vc.nctx = hk->nctx;
+            size_t len = lsx_header_len(vc.nctx, nseg) + lsx_cas_bytes(&vc);
+            for (uint32_t g = 0; g < nseg; g++) {
+                const uint32_t l = s->h_seg_len[(size_t)max_cand * nseg + g];
+                if (l == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", W, H);
+                len += l;
             }
+            if (len < best) best = len, cas_won = 1, c = max_cand;
         }
     }
 
