@@ -6,17 +6,6 @@
 
 #include "internal.h"
 
-static size_t put_varint(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
 aurp_status aurp_stream_write(uint8_t *out, size_t cap, size_t *out_len, uint32_t width,
                               uint32_t height, const aurp_params *p, const aurp_plan *plan,
                               const uint32_t *seg_len, uint32_t nseg, const uint8_t *seg_data,
@@ -42,7 +31,7 @@ aurp_status aurp_stream_write(uint8_t *out, size_t cap, size_t *out_len, uint32_
     uint8_t *var = malloc((size_t)plan->nsym * 5);
     if (!var) return AURP_ERR_NOMEM;
     size_t vlen = 0;
-    for (uint32_t s = 0; s < plan->nsym; s++) vlen += put_varint(var + vlen, plan->count[s]);
+    for (uint32_t s = 0; s < plan->nsym; s++) vlen += aurp_put_varint(var + vlen, plan->count[s]);
     size_t pos = AURP_STREAM_HEADER;
     aurp_put_u32(out + pos, (uint32_t)vlen);
     size_t glen = aurp_gc_encode(var, vlen, out + pos + 4, cap - pos - 4);
@@ -122,21 +111,6 @@ aurp_status aurp_stream_parse_header(const uint8_t *in, size_t in_len, aurp_stre
     return AURP_OK;
 }
 
-static int get_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (*pos >= len) return -1;
-        uint8_t b = p[(*pos)++];
-        x |= (uint64_t)(b & 0x7F) << shift;
-        if (!(b & 0x80)) {
-            *v = x;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 aurp_status aurp_stream_parse(const uint8_t *in, size_t in_len, aurp_stream_view *v,
                               aurp_error *err)
 {
@@ -171,7 +145,7 @@ aurp_status aurp_stream_parse(const uint8_t *in, size_t in_len, aurp_stream_view
     uint64_t sum = 0;
     for (uint32_t s = 0; s < v->nsym; s++) {
         uint64_t c;
-        if (get_varint(var, vlen, &vp, &c) != 0 || c > pixels) {
+        if (aurp_get_varint(var, vlen, &vp, &c) != 0 || c > pixels) {
             free(var);
             aurp_stream_view_free(v);
             return aurp_fail(err, AURP_ERR_CORRUPT, "image stream: count %u malformed", s);

@@ -36,6 +36,38 @@ static inline uint64_t aurp_get_u64(const uint8_t *p)
     return (uint64_t)aurp_get_u32(p) | ((uint64_t)aurp_get_u32(p + 4) << 32);
 }
 
+/* ---- varints: 7 bits a byte, low bits first, bit 7 set on every byte
+ * but the last (the count table's, FORMAT.md 2.4; lsmix's cascade weights,
+ * 3.1) ------------------------------------------------------------------ */
+
+static inline size_t aurp_put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/* The varint at p[*pos] (at most 10 bytes, within len): 0, *pos past it;
+ * -1 where it does not end in time. */
+static inline int aurp_get_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*pos >= len) return -1;
+        uint8_t b = p[(*pos)++];
+        x |= (uint64_t)(b & 0x7F) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* ---- general-purpose byte coder (FORMAT.md section 5) --------------- */
 
 /* Codes src[0..n-1] into out.  Returns the coded length, or 0 when it would

@@ -50,6 +50,13 @@ static inline AURP_HD int32_t lsx_cas_clip_of_median(uint32_t md)
     return md > 16382 ? 32767 : (int32_t)(2 * md + 2);
 }
 
+/* The final prediction from the blend's P1 and the correction c. */
+static inline AURP_HD uint16_t lsx_cas_apply(int32_t p1, int32_t c)
+{
+    const int32_t p = p1 + c;
+    return (uint16_t)(p < 0 ? 0 : p > 65535 ? 65535 : p);
+}
+
 /* The raster part: wrev[j] = w[NR-1-j] (the weights in memory order), e
  * = the clipped residuals from pixel i - NR. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__CUDACC__)

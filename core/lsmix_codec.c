@@ -62,7 +62,7 @@ size_t lsx_header_len(int nctx, uint32_t nseg)
 }
 
 /* The cascade block: clip (u16), then the LSX_CAS_NL weights, each a
- * zigzag varint (7 bits a byte, low first, at most 3 bytes). */
+ * zigzag varint (aurp_put_varint, at most 3 bytes). */
 static inline uint32_t cas_zigzag(int16_t w) { return (uint32_t)(((int32_t)w * 2) ^ -(int32_t)(w < 0)) & 0xffff; }
 
 size_t lsx_cas_bytes(const lsx_view *v)
@@ -104,11 +104,7 @@ void lsx_write_header(uint8_t *h, const lsx_view *v)
         uint8_t *q = h + LSX_HEADER + 4 * (size_t)(v->nctx - 1);
         aurp_put_u16(q, (uint16_t)v->cas_clip);
         q += 2;
-        for (int j = 0; j < LSX_CAS_NL; j++) {
-            uint32_t z = cas_zigzag(v->cas_w[j]);
-            while (z >= 128) *q++ = (uint8_t)(z | 128), z >>= 7;
-            *q++ = (uint8_t)z;
-        }
+        for (int j = 0; j < LSX_CAS_NL; j++) q += aurp_put_varint(q, cas_zigzag(v->cas_w[j]));
     }
 }
 
@@ -141,6 +137,15 @@ aurp_status lsx_parse_header(const uint8_t *in, size_t in_len, aurp_stream_view 
     sv->t_lo = 1; /* no escape range in this profile */
     sv->t_hi = 0;
     return AURP_OK;
+}
+
+/* nseg segments (a 4-byte length and at least 4 bytes each) fit behind
+ * the first `before` bytes of the stream. */
+static aurp_status segments_fit(uint64_t nseg, uint64_t before, size_t in_len, aurp_error *err)
+{
+    if (nseg * 8 + before <= in_len) return AURP_OK;
+    return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: %llu segments do not fit in %zu bytes",
+                     (unsigned long long)nseg, in_len);
 }
 
 static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_error *err)
@@ -178,10 +183,8 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
     uint64_t nseg = (pixels + ((uint64_t)1 << v->seg_log2) - 1) >> v->seg_log2;
     v->nseg = (uint32_t)nseg;
     /* every segment has its 4-byte length and at least 4 bytes: checked
-     * before anything is allocated */
-    if (nseg * 8 + LSX_HEADER + 4 * (uint64_t)(v->nctx - 1) > in_len)
-        return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: %llu segments do not fit in %zu bytes",
-                         (unsigned long long)nseg, in_len);
+     * before anything is allocated, and again behind the cascade block */
+    if ((st = segments_fit(nseg, LSX_HEADER + 4 * (uint64_t)(v->nctx - 1), in_len, err)) != AURP_OK) return st;
     for (int i = 0; i < v->nctx - 1; i++) {
         v->thr[i] = aurp_get_u32(in + LSX_HEADER + 4 * i);
         if (i > 0 && v->thr[i] <= v->thr[i - 1])
@@ -194,23 +197,17 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
         pos += 2;
         int64_t sw = 0;
         for (int j = 0; j < LSX_CAS_NL; j++) {
-            uint32_t z = 0;
-            for (int k = 0;; k++) {
-                if (pos >= in_len || k == 3) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: cascade weights corrupt");
-                uint8_t b = in[pos++];
-                z |= (uint32_t)(b & 127) << (7 * k);
-                if (!(b & 128)) break;
-            }
-            if (z > 0xffff) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: cascade weights corrupt");
-            v->cas_w[j] = (int16_t)(int32_t)((z >> 1) ^ (0u - (z & 1)));
+            const size_t at = pos;
+            uint64_t z;
+            if (aurp_get_varint(in, in_len, &pos, &z) != 0 || pos - at > 3 || z > 0xffff)
+                return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: cascade weights corrupt");
+            v->cas_w[j] = (int16_t)(int32_t)(((uint32_t)z >> 1) ^ (0u - ((uint32_t)z & 1)));
             sw += v->cas_w[j] < 0 ? -(int64_t)v->cas_w[j] : v->cas_w[j];
         }
         if (v->cas_clip > 32767 || sw * (v->cas_clip + 1) >= ((int64_t)1 << 31))
             return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: cascade weights out of range");
         for (int j = 0; j < LSX_CAS_NR; j++) v->cas_wrev[LSX_CAS_NR - 1 - j] = v->cas_w[j];
-        if (nseg * 8 + pos > in_len)
-            return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: %llu segments do not fit in %zu bytes",
-                             (unsigned long long)nseg, in_len);
+        if ((st = segments_fit(nseg, pos, in_len, err)) != AURP_OK) return st;
     }
     v->seg_lens = in + pos;
     v->segs = in + pos + 4 * (size_t)nseg;
@@ -360,14 +357,11 @@ static void final_pass(const lsx_view *v, const uint16_t *u, const int16_t *ec, 
         const int32_t *r1 = m > 0 ? r0 - W : NULL, *r2 = m > 1 ? r0 - 2 * (size_t)W : NULL;
         for (uint32_t n = 0; n < W; n++) {
             const size_t i = (size_t)m * W + n;
-            int32_t pred = p1[i];
-            if (v->cas && m > 0) {
-                pred += lsx_cas_correction(v->cas_w, v->cas_wrev, ec, W, m, n);
-                pred = pred < 0 ? 0 : pred > 65535 ? 65535 : pred;
-            }
+            const uint16_t pred =
+                v->cas && m > 0 ? lsx_cas_apply(p1[i], lsx_cas_correction(v->cas_w, v->cas_wrev, ec, W, m, n)) : p1[i];
             r0[n] = (int32_t)u[i] - pred;
             act[i] = activity16(v, r0, r1, r2, n, eminv[i]);
-            itok[i] = (uint8_t)intensity_token(v, (uint16_t)pred);
+            itok[i] = (uint8_t)intensity_token(v, pred);
         }
     }
 }
@@ -527,18 +521,16 @@ static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int threads, co
     return try_candidates(j, &v, threads, want, pl->res, pl->act, pl->itok, ctx, snap, out, cap, best, mask, err);
 }
 
-/* The winner of try_residuals (set v0->set on j->p_ls, context candidate
- * bit want) again with the cascade stage fitted to its e1 (lsx_cas_fit):
- * the stream where smaller.  The GPU encoder replays this on the same
- * winner. */
+/* The winner of try_residuals (set v0->set, context candidate bit want)
+ * again with the cascade stage fitted to its e1 (lsx_cas_fit): the stream
+ * where smaller.  pl holds the winner's blend pass (e1, P1, emin).  The
+ * GPU encoder replays this on the same winner. */
 static aurp_status try_cascade(enc_job *j, const lsx_view *v0, int threads, unsigned want,
                                const enc_planes *pl, uint8_t *ctx, ctx_model *snap, uint8_t *out, size_t cap,
                                size_t *best, aurp_error *err)
 {
     lsx_view v = *v0;
     v.cas = 0;
-    if (blend_pass(&v, j->u, j->p_ls, pl->e1, pl->p1, pl->emin) != AURP_OK)
-        return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", v.W, v.H);
     if (!lsx_cas_fit(&v, pl->e1, pl->ec, threads)) return AURP_OK;
     final_pass(&v, j->u, pl->ec, pl->p1, pl->emin, pl->res, pl->act, pl->itok);
     unsigned mask = 0;
@@ -599,7 +591,7 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
      * wherever set 1 had won.)  Then the winner with the cascade stage. */
     size_t best = 0;
     j.nbands = (uint32_t)threads < W ? threads : (int)W;
-    int win = -1, ls_now = 0;
+    int win = -1, ls_now = 0, planes_of = -1; /* planes_of: the pipeline whose blend pass pl holds */
     unsigned win_kind = 0, mask = ~0u;
     if (predict_ls(&j, ls_of[0]) != 0) {
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
@@ -618,15 +610,23 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
         v.set = pipe == 0 ? 0 : 2;
         v.p = ls_of[pipe == 2];
         st = try_residuals(&j, &v, threads, &pl, ctx, snap, out, cap, &best, &mask, err);
+        planes_of = pipe;
         if (st == AURP_OK && mask != 0) win = pipe, win_kind = mask;
     }
     if (st == AURP_OK && LSX_CASCADE && win >= 0) {
-        if (ls_now != (win == 2) && predict_ls(&j, ls_of[win == 2]) != 0) {
-            st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
-            goto done;
-        }
         v.set = win == 0 ? 0 : 2;
         v.p = ls_of[win == 2];
+        v.cas = 0;
+        if (planes_of != win) { /* a later pipeline's pass is in pl: the winner's again */
+            if (ls_now != (win == 2) && predict_ls(&j, ls_of[win == 2]) != 0) {
+                st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
+                goto done;
+            }
+            if (blend_pass(&v, j.u, j.p_ls, pl.e1, pl.p1, pl.emin) != AURP_OK) {
+                st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
+                goto done;
+            }
+        }
         st = try_cascade(&j, &v, threads, win_kind, &pl, ctx, snap, out, cap, &best, err);
     }
     *out_len = st == AURP_OK ? best : 0;
@@ -731,10 +731,7 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
             pred = lsx_blend(s, m, n, pp, &emin);
         }
         const int32_t pred1 = pred;
-        if (v->cas && m > 0) {
-            int32_t pc = pred1 + lsx_cas_correction(v->cas_w, v->cas_wrev, d->ec, W, m, n);
-            pred = (uint16_t)(pc < 0 ? 0 : pc > 65535 ? 65535 : pc);
-        }
+        if (v->cas && m > 0) pred = lsx_cas_apply(pred1, lsx_cas_correction(v->cas_w, v->cas_wrev, d->ec, W, m, n));
         int c = context_at(v, r0, r1, r2, n, emin, pred);
         int32_t e;
         if (ctx_decode_residual(&d->dec, d->cm, c, &e) != 0) return -1;
@@ -742,10 +739,7 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         if (x < 0 || x > 65535) return -1;
         cur[n] = (uint16_t)x;
         r0[n] = e;
-        if (v->cas) {
-            const int32_t e1 = x - pred1, clip = v->cas_clip;
-            d->ec[(size_t)m * W + n] = (int16_t)(e1 > clip ? clip : e1 < -clip ? -clip : e1);
-        }
+        if (v->cas) d->ec[(size_t)m * W + n] = lsx_cas_clipped(x - pred1, v->cas_clip);
         int nraw;
         ctx_model_count(d->cm, c, ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
         if (m == 0)
