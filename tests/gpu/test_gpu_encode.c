@@ -7,6 +7,7 @@
 #include "aurp.h"
 #include "aurp_gpu.h"
 #include "gpu_frames.h"
+#include "gpu_check.h"
 
 #include <execinfo.h>
 #include <signal.h>
@@ -14,20 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (cond) {                                                                            \
-            passed++;                                                                          \
-        } else {                                                                               \
-            failed++;                                                                          \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                        \
-            printf(__VA_ARGS__);                                                               \
-            printf("\n");                                                                      \
-        }                                                                                      \
-    } while (0)
 
 static int cpu_threads = 8;
 
