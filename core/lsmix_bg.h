@@ -105,7 +105,7 @@ static inline AURP_HD void lsx_bg_row_add(lsx_bg_row *r, int32_t c, int32_t s, i
     const int64_t rc = lsx_bg_clip(16 * (int32_t)x - c, r->o - lim, r->o + lim);
     r->ow = r->ow - lsx_bg_floor_shr64(r->ow + (1 << (LSX_BG_DECAY - 1)), LSX_BG_DECAY) + w;
     r->os = r->os - lsx_bg_floor_shr64(r->os + (1 << (LSX_BG_DECAY - 1)), LSX_BG_DECAY) + w * rc;
-    r->o = (int32_t)(r->os / r->ow);
+    r->o = (int32_t)aurp_div_s64(r->os, r->ow); /* ow >= 1 */
 }
 
 #endif

@@ -7,7 +7,8 @@
  *   median          one block: a scan of 64 bins a thread (the first bin
  *                   whose running count exceeds half, as lsx_cas_clip);
  *   clip            a thread per pixel (lsx_cas_clipped);
- *   correlations    a block per offset, int64 partial sums per thread,
+ *   correlations    a block per offset, int64 partial sums per thread
+ *                   (a thread's columns of every row),
  *                   then a block reduction: exact integers, so the order
  *                   of the sums does not matter;
  *   final           a thread per pixel: lsx_cas_correction's sum, its
@@ -94,12 +95,12 @@ __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_kernel(const int16_
     const int k = blockIdx.x, dm = odm[k], dn = odn[k];
     const uint32_t m0 = dm > 1 ? (uint32_t)dm : 1;
     const int64_t n0 = dn > 0 ? dn : 0, n1 = dn < 0 ? (int64_t)W + dn : (int64_t)W;
-    const uint64_t cols = n1 > n0 ? (uint64_t)(n1 - n0) : 0, cells = (uint64_t)(H > m0 ? H - m0 : 0) * cols;
     long long sum = 0;
-    for (uint64_t c = threadIdx.x; c < cells; c += CAS_CORR_THREADS) {
-        const uint32_t m = m0 + (uint32_t)(c / cols);
-        const int64_t n = n0 + (int64_t)(c % cols);
-        sum += (int32_t)ec[(size_t)m * W + n] * (int32_t)ec[(size_t)(m - dm) * W + (n - dn)];
+    /* row by row, the threads across the row: coalesced, and no division
+     * of a cell index (64-bit division is a long software sequence) */
+    for (uint32_t m = m0; m < H; m++) {
+        const int16_t *a = ec + (size_t)m * W, *b = ec + (size_t)(m - dm) * W;
+        for (int64_t n = n0 + threadIdx.x; n < n1; n += CAS_CORR_THREADS) sum += (int32_t)a[n] * (int32_t)b[n - dn];
     }
     sum = Reduce(tmp).Sum(sum);
     if (threadIdx.x == 0) R[k] = sum;

@@ -129,6 +129,7 @@ cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int3
 #define LS_THREADS 256
 #define LS_ROWS_MAX 16   /* rows per chunk: 2 trainings x 16 rows x 8 columns = 256 solves, one a thread */
 #define LS_SMEM_BUDGET (210 * 1024)
+#define LS_WIN_UNROLLED 9 /* windows of up to M = 9 columns run unrolled */
 
 struct ls_args {
     const uint16_t *x;
@@ -236,34 +237,44 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
     for (uint32_t i0 = 0; i0 + 1 < a.H; i0 += (uint32_t)a.rows) {
         const int nr = (int)min((uint32_t)a.rows, a.H - 1 - i0);
         /* the regressors of every row of the chunk at once: one wait for
-         * global memory per chunk, not per row */
-        for (int t = threadIdx.x; t < nr * nz * Z; t += LS_THREADS) {
-            const int ii = t / (nz * Z), q = t % (nz * Z);
-            zs[t] = regressor(a, i0 + (uint32_t)ii, lo + (uint32_t)(q / Z), q % Z);
+         * global memory per chunk, not per row; a thread per pixel */
+        for (int t = threadIdx.x; t < nr * nz; t += LS_THREADS) {
+            const int ii = t / nz, q = t % nz;
+            for (int j = 0; j < Z; j++) zs[t * Z + j] = regressor(a, i0 + (uint32_t)ii, lo + (uint32_t)q, j);
         }
         __syncthreads();
-        for (int ii = 0; ii < nr; ii++) {
-            const uint32_t *zrow = zs + (size_t)ii * nz * Z;
-            for (int t = threadIdx.x; t < cols * NE; t += LS_THREADS) {
-                const int c = t / NE, e = t % NE;
-                const uint32_t n = cb0 + (uint32_t)c;
-                const uint32_t w0 = n > R ? n - R : 0, w1 = min(n + R + 1, a.W);
-                const int r = er[e], s = es[e];
+        /* a thread takes its (column, entry) sums through every row of the
+         * chunk: the entries are independent recurrences, and the chunk's
+         * regressors are all staged, so no barrier between rows */
+        const int zrow = nz * Z;
+        for (int t = threadIdx.x; t < cols * NE; t += LS_THREADS) {
+            const int c = t / NE, e = t % NE;
+            const uint32_t n = cb0 + (uint32_t)c;
+            const int q0 = (int)((n > R ? n - R : 0) - lo), len = (int)(min(n + R + 1, a.W) - lo) - q0;
+            const uint32_t *zr = zs + q0 * Z + er[e], *zsb = zs + q0 * Z + es[e];
+            uint64_t g[2] = {gst[t], nls > 1 ? gst[LS_TC * NE + t] : 0};
+            uint64_t *out = gs + t;
+            for (int ii = 0; ii < nr; ii++, zr += zrow, zsb += zrow, out += LS_TC * NE) {
                 uint64_t sum = 0;
-                for (uint32_t q = w0; q < w1; q++) {
-                    const uint32_t *zq = zrow + (q - lo) * (uint32_t)Z;
-                    sum += (uint64_t)zq[r] * zq[s];
+                if (len <= LS_WIN_UNROLLED) {
+#pragma unroll
+                    for (int q = 0; q < LS_WIN_UNROLLED; q++)
+                        if (q < len) sum += (uint64_t)zr[q * Z] * zsb[q * Z];
+                } else {
+                    for (int q = 0; q < len; q++) sum += (uint64_t)zr[q * Z] * zsb[q * Z];
                 }
-                for (int l = 0; l < nls; l++) {
-                    uint64_t *gp = gst + (size_t)l * LS_TC * NE + t;
-                    uint64_t g = *gp;
-                    g = g - ((g + ((uint64_t)1 << (a.f[l] - 1))) >> a.f[l]) + sum;
-                    *gp = g;
-                    gs[l * plane + (size_t)ii * LS_TC * NE + t] = g;
+#pragma unroll
+                for (int l = 0; l < 2; l++) {
+                    if (l >= nls) break;
+                    const int f = l ? a.f[1] : a.f[0];
+                    g[l] = g[l] - ((g[l] + ((uint64_t)1 << (f - 1))) >> f) + sum;
+                    out[l * plane] = g[l];
                 }
             }
-            __syncthreads();
+            gst[t] = g[0];
+            if (nls > 1) gst[LS_TC * NE + t] = g[1];
         }
+        __syncthreads();
         for (int t = threadIdx.x; t < nls * nr * cols; t += LS_THREADS) {
             const int l = t / (nr * cols), ii = t % (nr * cols) / cols, c = t % cols;
             const uint32_t m = i0 + (uint32_t)ii + 1, n = cb0 + (uint32_t)c;
@@ -432,6 +443,11 @@ cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double
 
 /* ---- BG (core/lsmix_bg.h) ---------------------------------------------------- */
 
+/* BG_AHEAD rows' (pixels') inputs are loaded before the recurrence takes
+ * them: the loads do not wait on it, so a thread waits for memory once
+ * per BG_AHEAD steps rather than at every step. */
+#define BG_AHEAD 8
+
 /* A thread per column: C, S and the weight before each row, row-major. */
 __global__ void bg_columns_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H, int32_t *__restrict__ c,
                                   int32_t *__restrict__ s, int64_t *__restrict__ w)
@@ -439,13 +455,21 @@ __global__ void bg_columns_kernel(const uint16_t *__restrict__ x, uint32_t W, ui
     const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
     if (n >= W) return;
     int32_t cn = 0, sn = 0;
-    for (uint32_t m = 0; m < H; m++) {
-        const size_t i = (size_t)m * W + n;
-        c[i] = cn;
-        s[i] = sn;
-        w[i] = m ? lsx_bg_weight(sn) : 0;
-        if (m == 0) lsx_bg_column_start(&cn, &sn, x[i]);
-        else lsx_bg_column_step(&cn, &sn, m, x[i]);
+    for (uint32_t m0 = 0; m0 < H; m0 += BG_AHEAD) {
+        uint16_t v[BG_AHEAD];
+#pragma unroll
+        for (int j = 0; j < BG_AHEAD; j++) v[j] = m0 + j < H ? x[(size_t)(m0 + j) * W + n] : 0;
+#pragma unroll
+        for (int j = 0; j < BG_AHEAD; j++) {
+            const uint32_t m = m0 + (uint32_t)j;
+            if (m >= H) break;
+            const size_t i = (size_t)m * W + n;
+            c[i] = cn;
+            s[i] = sn;
+            w[i] = m ? lsx_bg_weight(sn) : 0;
+            if (m == 0) lsx_bg_column_start(&cn, &sn, v[j]);
+            else lsx_bg_column_step(&cn, &sn, m, v[j]);
+        }
     }
 }
 
@@ -459,9 +483,22 @@ __global__ void bg_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint3
     if (m >= H) return;
     lsx_bg_row r;
     lsx_bg_row_start(&r);
-    for (size_t i = (size_t)m * W, e = i + W; i < e; i++) {
-        p_bg[i] = lsx_bg_predict(&r, c[i]);
-        lsx_bg_row_add(&r, c[i], s[i], w[i], x[i]);
+    const size_t row = (size_t)m * W;
+    for (uint32_t n0 = 0; n0 < W; n0 += BG_AHEAD) {
+        int32_t cv[BG_AHEAD], sv[BG_AHEAD];
+        int64_t wv[BG_AHEAD];
+        uint16_t xv[BG_AHEAD];
+#pragma unroll
+        for (int j = 0; j < BG_AHEAD; j++) {
+            const size_t i = row + (n0 + j < W ? n0 + j : n0);
+            cv[j] = c[i], sv[j] = s[i], wv[j] = w[i], xv[j] = x[i];
+        }
+#pragma unroll
+        for (int j = 0; j < BG_AHEAD; j++) {
+            if (n0 + j >= W) break;
+            p_bg[row + n0 + j] = lsx_bg_predict(&r, cv[j]);
+            lsx_bg_row_add(&r, cv[j], sv[j], wv[j], xv[j]);
+        }
     }
 }
 
@@ -821,6 +858,7 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v)
  * Tables: every (interval, context) is then independent, a warp each,
  * turning its counts into cum << 16 | freq in place. */
 #define TABLE_WARPS 16
+#define COUNTS_AHEAD 8
 
 __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding c)
 {
@@ -840,17 +878,28 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding
         const uint8_t *row = lsx_ctx_prior[a < LSX_PRIOR_ROWS ? a : LSX_PRIOR_ROWS - 1];
         c0 = row[lane], c1 = row[lane + 32];
     }
-    uint32_t n0 = h[lane], n1 = h[lane + 32]; /* interval 0's counts, loaded ahead */
-    for (uint32_t j = 0; j < c.nint; j++) {
-        if (j > 0) {
-            c0 += n0, c1 += n1;
-            const uint16_t *hj = h + (size_t)j * stride;
-            n0 = hj[lane], n1 = hj[lane + 32];
-            if (warp_sum(c0 + c1) > CTX_HALVE_AT) c0 = (c0 + 1) >> 1, c1 = (c1 + 1) >> 1;
+    tab[lane] = c0;
+    tab[lane + 32] = c1;
+    /* table j + 1 from table j's counts and interval j's; COUNTS_AHEAD
+     * intervals are loaded before the chain takes them, so that the warp
+     * waits for memory once per COUNTS_AHEAD intervals */
+    for (uint32_t j0 = 0; j0 + 1 < c.nint; j0 += COUNTS_AHEAD) {
+        uint32_t a0[COUNTS_AHEAD], a1[COUNTS_AHEAD];
+#pragma unroll
+        for (int k = 0; k < COUNTS_AHEAD; k++) {
+            const uint16_t *hj = h + (size_t)(j0 + k + 1 < c.nint ? j0 + k : j0) * stride;
+            a0[k] = hj[lane], a1[k] = hj[lane + 32];
         }
-        uint32_t *tj = tab + (size_t)j * stride;
-        tj[lane] = c0;
-        tj[lane + 32] = c1;
+#pragma unroll
+        for (int k = 0; k < COUNTS_AHEAD; k++) {
+            const uint32_t j = j0 + (uint32_t)k;
+            if (j + 1 >= c.nint) break;
+            c0 += a0[k], c1 += a1[k];
+            if (warp_sum(c0 + c1) > CTX_HALVE_AT) c0 = (c0 + 1) >> 1, c1 = (c1 + 1) >> 1;
+            uint32_t *tj = tab + (size_t)(j + 1) * stride;
+            tj[lane] = c0;
+            tj[lane + 32] = c1;
+        }
     }
 }
 

@@ -63,6 +63,7 @@ all: $(GPU_PROBE)
 
 # The device DP against the C core's (nvcc: it calls the kernels' launcher).
 GPU_DP_TEST := $(BUILD)/tests/gpu/test_gpu_dp
+GPU_ARITH_TEST := $(BUILD)/tests/gpu/test_gpu_arith
 ifeq ($(GPU_HAVE_CUDA),1)
 $(OBJ)/tests/gpu/test_gpu_dp.o: tests/gpu/test_gpu_dp.cu
 	@mkdir -p $(dir $@)
@@ -70,16 +71,25 @@ $(OBJ)/tests/gpu/test_gpu_dp.o: tests/gpu/test_gpu_dp.cu
 $(GPU_DP_TEST): $(OBJ)/tests/gpu/test_gpu_dp.o $(GPU_PROG_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_SAN) -o $@ $< $(GPU_PROG_LIBS) $(GPU_PROG_LDLIBS)
+# The device's integer arithmetic against the C core's (nvcc: its own kernel).
+$(OBJ)/tests/gpu/test_gpu_arith.o: tests/gpu/test_gpu_arith.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
+$(GPU_ARITH_TEST): $(OBJ)/tests/gpu/test_gpu_arith.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_SAN) -o $@ $< $(GPU_PROG_LDLIBS)
 else
 GPU_DP_TEST :=
+GPU_ARITH_TEST :=
 endif
 
 # CI (no GPU): compile every CUDA file, link the GPU programs.
 .PHONY: gpu-check test-gpu
-gpu-check: $(GPU_LIB) $(GPU_PROBE) $(GPU_TEST) $(GPU_BENCH) $(GPU_DP_TEST)
+gpu-check: $(GPU_LIB) $(GPU_PROBE) $(GPU_TEST) $(GPU_BENCH) $(GPU_DP_TEST) $(GPU_ARITH_TEST)
 
 # On the device machine: the GPU tests on the real frames.
 AURP_SHARED_DATA ?= tests/data/real
 test-gpu: gpu-check
 	$(if $(GPU_DP_TEST),$(GPU_DP_TEST))
+	$(if $(GPU_ARITH_TEST),$(GPU_ARITH_TEST))
 	$(GPU_TEST) $(wildcard $(AURP_SHARED_DATA)/*.fits)

@@ -26,6 +26,10 @@ for s in $steps; do
         $B/tests/gpu/test_gpu_dp >"$OUT/test-dp.log" 2>&1; rc=$?
         grep -E "^FAIL|^trial|passed" "$OUT/test-dp.log" | tail -8; echo "test-dp rc=$rc"
         [ $rc -ne 0 ] && status=1
+        echo "== the device's integer arithmetic against C's: $B/tests/gpu/test_gpu_arith"
+        $B/tests/gpu/test_gpu_arith >"$OUT/test-arith.log" 2>&1; rc=$?
+        grep -E "^FAIL|passed" "$OUT/test-arith.log" | tail -4; echo "test-arith rc=$rc"
+        [ $rc -ne 0 ] && status=1
         echo "== make test-gpu equivalent: $B/tests/gpu/test_gpu_encode $DATA/*.fits $SIMF"
         $B/tests/gpu/test_gpu_encode "$DATA"/*.fits $SIMF >"$OUT/test.log" 2>&1; rc=$?
         grep -E "^FAIL|passed" "$OUT/test.log" | tail -15; echo "test rc=$rc"
@@ -110,6 +114,32 @@ print("gpufault:", "PASS" if ok else "FAIL")
 sys.exit(0 if ok else 1)
 PY
         ;;
+    profile)
+        # ncu on one warm lsmix frame (the bench's third): every kernel's
+        # duration, then NCU_KERNEL (default the LS kernel) in detail
+        echo "== ncu: kernels of one lsmix frame"
+        ncu --launch-count 600 --csv --page raw --metrics gpu__time_duration.sum \
+            $B/tests/gpu/aurp-gpu-bench -p lsmix -n 3 -j 1 >"$OUT/ncu-kernels.csv" 2>"$OUT/ncu.err"
+        python3 - "$OUT/ncu-kernels.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
+h = rows[0]; k = h.index("Kernel Name"); t = h.index("gpu__time_duration.sum")
+seq = [(r[k].split("(")[0].split("<")[0].replace("void ", ""), float(r[t].replace(",", ""))) for r in rows[2:]]
+# frames start at the frame's first kernel; print the third frame (warm)
+starts = [i for i, (n, _) in enumerate(seq) if n == seq[0][0]]
+a, b = (starts[2], starts[3]) if len(starts) > 3 else (starts[-2], starts[-1]) if len(starts) > 1 else (0, len(seq))
+tot = {}
+for n, v in seq[a:b]: tot[n] = tot.get(n, 0.0) + v
+print(f"   {len(starts)} frames seen; frame kernels {b - a}, sum {sum(tot.values()) / 1e3:.3f} us")
+for n, v in sorted(tot.items(), key=lambda x: -x[1]): print(f"   {v / 1e3:9.3f} us  {n}")
+PY
+        echo "== ncu: ${NCU_KERNEL:-ls_kernel} in detail"
+        ncu --kernel-name "regex:${NCU_KERNEL:-ls_kernel}" --launch-skip 2 --launch-count 1 --set full \
+            --import-source yes -o "$OUT/detail" $B/tests/gpu/aurp-gpu-bench -p lsmix -n 3 -j 1 >/dev/null 2>>"$OUT/ncu.err"
+        ncu --import "$OUT/detail.ncu-rep" --page details >"$OUT/detail.txt" 2>&1
+        ncu --import "$OUT/detail.ncu-rep" --page source --print-source sass --csv >"$OUT/detail-sass.csv" 2>&1
+        grep -E "Duration|Registers|Achieved Occupancy|Eligible|Issued Warp|No Eligible|Compute \(SM\) Throughput|Memory Throughput" \
+            "$OUT/detail.txt" | head -20 ;;
     racediag)
         # one traced racecheck run over the frames named by AURP_GPU_TEST_ONLY
         AURP_GPU_TEST_TRACE=1 AURP_GPU_TEST_QUICK=1 AURP_GPU_TEST_DEVICES=1 compute-sanitizer --tool racecheck \
