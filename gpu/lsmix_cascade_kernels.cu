@@ -7,16 +7,14 @@
  *   median          one block: a scan of 64 bins a thread (the first bin
  *                   whose running count exceeds half, as lsx_cas_clip);
  *   clip            a thread per pixel (lsx_cas_clipped);
- *   correlations    a block per offset, int64 partial sums per thread
- *                   (a thread's columns of every row),
- *                   then a block reduction: exact integers, so the order
- *                   of the sums does not matter;
+ *   correlations    a block per 8 rows, staged in shared memory, a warp
+ *                   per offset, integer atomics: exact, so the order of
+ *                   the sums does not matter;
  *   final           a thread per pixel: lsx_cas_correction's sum, its
  *                   raster part by a plain loop, the rows above and the
  *                   rounding by lsx_cas_finish, the C core's function. */
 #include "lsmix_kernels.h"
 
-#include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
 #include "lsmix_arith.h"
@@ -24,6 +22,9 @@
 #define CAS_SMALL 1024     /* |e1| below this: a block's shared histogram */
 #define CAS_THREADS 256
 #define CAS_CORR_THREADS 512
+#define CAS_CORR_ROWS 8         /* rows a block of the correlations */
+#define CAS_CORR_UP 2           /* rows above them it stages: the plan's offsets reach 2 up */
+#define CAS_CORR_SMEM (48 * 1024)
 
 __global__ void __launch_bounds__(CAS_THREADS) cas_hist_kernel(const int32_t *__restrict__ e1, uint64_t i0,
                                                                uint64_t px, uint32_t *__restrict__ hist)
@@ -84,26 +85,40 @@ __global__ void cas_clip_kernel(const int32_t *__restrict__ e1, uint64_t px, con
 }
 
 /* R[k] = sum over rows m >= max(dm, 1), columns n with n - dn in the row,
- * of ec[m][n] ec[m - dm][n - dn] (lsx_cas_correlation). */
+ * of ec[m][n] ec[m - dm][n - dn] (lsx_cas_correlation).  A block takes
+ * CAS_CORR_ROWS rows for every offset: it stages them and the CAS_CORR_UP
+ * rows above in shared memory (where they fit; else it reads them where
+ * they are), a warp takes every offset of its share across the rows, and
+ * adds its sum to R[k] (zeroed before) by an integer atomic: exact, so the
+ * order of the sums does not matter.  Each pixel is read from global
+ * memory once a block, not once an offset. */
 __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_kernel(const int16_t *__restrict__ ec, uint32_t W,
                                                                     uint32_t H, const int *__restrict__ odm,
-                                                                    const int *__restrict__ odn,
-                                                                    int64_t *__restrict__ R)
+                                                                    const int *__restrict__ odn, int no, int staged,
+                                                                    unsigned long long *__restrict__ R)
 {
-    typedef cub::BlockReduce<long long, CAS_CORR_THREADS> Reduce;
-    __shared__ typename Reduce::TempStorage tmp;
-    const int k = blockIdx.x, dm = odm[k], dn = odn[k];
-    const uint32_t m0 = dm > 1 ? (uint32_t)dm : 1;
-    const int64_t n0 = dn > 0 ? dn : 0, n1 = dn < 0 ? (int64_t)W + dn : (int64_t)W;
-    long long sum = 0;
-    /* row by row, the threads across the row: coalesced, and no division
-     * of a cell index (64-bit division is a long software sequence) */
-    for (uint32_t m = m0; m < H; m++) {
-        const int16_t *a = ec + (size_t)m * W, *b = ec + (size_t)(m - dm) * W;
-        for (int64_t n = n0 + threadIdx.x; n < n1; n += CAS_CORR_THREADS) sum += (int32_t)a[n] * (int32_t)b[n - dn];
+    extern __shared__ int16_t band[]; /* rows top .. end-1 */
+    const uint32_t m0 = blockIdx.x * CAS_CORR_ROWS, end = min(m0 + CAS_CORR_ROWS, H);
+    const uint32_t top = m0 > CAS_CORR_UP ? m0 - CAS_CORR_UP : 0;
+    if (staged) {
+        for (size_t i = threadIdx.x; i < (size_t)(end - top) * W; i += CAS_CORR_THREADS) band[i] = ec[top * (size_t)W + i];
+        __syncthreads();
     }
-    sum = Reduce(tmp).Sum(sum);
-    if (threadIdx.x == 0) R[k] = sum;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int k = warp; k < no; k += CAS_CORR_THREADS / 32) {
+        const int dm = odm[k], dn = odn[k];
+        const int64_t n0 = dn > 0 ? dn : 0, n1 = dn < 0 ? (int64_t)W + dn : (int64_t)W;
+        long long sum = 0;
+        for (uint32_t m = max(m0, dm > 1 ? (uint32_t)dm : 1u); m < end; m++) {
+            const uint32_t u = m - (uint32_t)dm;
+            const bool in_band = staged && u >= top;
+            const int16_t *a = staged ? band + (size_t)(m - top) * W : ec + (size_t)m * W;
+            const int16_t *b = in_band ? band + (size_t)(u - top) * W : ec + (size_t)u * W;
+            for (int64_t n = n0 + lane; n < n1; n += 32) sum += (int32_t)a[n] * (int32_t)b[n - dn];
+        }
+        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        if (lane == 0 && sum != 0) atomicAdd(&R[k], (unsigned long long)sum); /* two's complement: exact */
+    }
 }
 
 cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t *hist, uint32_t *md, int16_t *ec,
@@ -115,7 +130,12 @@ cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t
     cas_hist_kernel<<<264, CAS_THREADS, 0, st>>>(e1, W, px, hist);
     cas_median_kernel<<<1, 1024, 0, st>>>(hist, px - W, md);
     cas_clip_kernel<<<1024, CAS_THREADS, 0, st>>>(e1, px, md, ec);
-    cas_corr_kernel<<<no, CAS_CORR_THREADS, 0, st>>>(ec, W, H, dm, dn, R);
+    rc = cudaMemsetAsync(R, 0, sizeof *R * (size_t)no, st);
+    if (rc != cudaSuccess) return rc;
+    const size_t band = (size_t)(CAS_CORR_ROWS + CAS_CORR_UP) * W * sizeof *ec;
+    const int staged = band <= CAS_CORR_SMEM;
+    cas_corr_kernel<<<(H + CAS_CORR_ROWS - 1) / CAS_CORR_ROWS, CAS_CORR_THREADS, staged ? band : 0, st>>>(
+        ec, W, H, dm, dn, no, staged, (unsigned long long *)R);
     return cudaGetLastError();
 }
 

@@ -210,11 +210,14 @@ __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ri
  * of the window's columns staged in shared memory), keeping each row's
  * sums; then every (training, row i+1, column) of the chunk is solved and
  * predicted by its own thread. */
-template <int DM, bool UNROLLED>
+template <int DM, bool UNROLLED, int ZC>
 __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
 {
     extern __shared__ uint64_t sm[];
-    const int NE = a.NE, Z = a.Z, nls = a.nls;
+    /* ZC: the regressor count + 1 where it is a constant (the default
+     * order): the window's shared-memory offsets become immediates, which
+     * the training loop, short of registers beside the solve, needs */
+    const int Z = ZC ? ZC : a.Z, NE = ZC ? ZC * (ZC + 1) / 2 : a.NE, nls = a.nls;
     uint64_t *gst = sm;                                          /* [nls][LS_TC][NE] running sums */
     uint64_t *gs = gst + (size_t)nls * LS_TC * NE;               /* [nls][rows][LS_TC][NE] per row */
     uint32_t *zs = (uint32_t *)(gs + (size_t)nls * a.rows * LS_TC * NE); /* [rows][LS_TC + 2R][Z] */
@@ -292,14 +295,16 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
     }
 }
 
-template <int DM, bool UNROLLED>
+static_assert(LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA == 12, "the default order's kernel is ls_kernel<12, true, 13>");
+
+template <int DM, bool UNROLLED, int ZC>
 static cudaError_t launch_ls(const ls_args &a, size_t smem, cudaStream_t st)
 {
-    cudaError_t rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaError_t rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED, ZC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)smem);
     if (rc != cudaSuccess) return rc;
     unsigned blocks = (a.c1 - a.c0 + LS_TC - 1) / LS_TC;
-    ls_kernel<DM, UNROLLED><<<blocks, LS_THREADS, smem, st>>>(a);
+    ls_kernel<DM, UNROLLED, ZC><<<blocks, LS_THREADS, smem, st>>>(a);
     return cudaGetLastError();
 }
 
@@ -326,9 +331,10 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
     a.rows = (int)rows;
     a.pitch = pitch, a.col0 = col0;
     const size_t smem = fixed + per_row * rows;
-    if (a.D <= 12) return launch_ls<12, true>(a, smem, st);
-    if (a.D <= 16) return launch_ls<16, false>(a, smem, st);
-    return launch_ls<LSX_MAX_D, false>(a, smem, st);
+    if (a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA) return launch_ls<12, true, 13>(a, smem, st);
+    if (a.D <= 12) return launch_ls<12, true, 0>(a, smem, st);
+    if (a.D <= 16) return launch_ls<16, false, 0>(a, smem, st);
+    return launch_ls<LSX_MAX_D, false, 0>(a, smem, st);
 }
 
 /* ---- row fits (lsx_row_predict / lsx_record) ----------------------------- */
