@@ -442,15 +442,12 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         if (i > 0) CK(cudaEventRecord(s->sync.pipe_done[i - 1], on));
     }
     for (int i = 1; i < NPIPE; i++) CK(cudaStreamWaitEvent(st, s->sync.pipe_done[i - 1], 0));
-    /* the DP (lsx_dp_contexts, from each pipeline's intensity classes)
-     * into the DP candidates' contexts, on the device */
-    CK(lsx_gpu_dp_contexts(s->thr_hist, s->info, NPIPE, s->cands + nk, nkc, s->dp_ok, s->dp_scratch, st));
-    MARK(4);
     /* The cascade trial codes the winner of every candidate below again
      * (try_cascade), which only their lengths name.  Consecutive frames of
      * a station mostly have the same winner, so the trial starts on the
-     * last frame's winner now, on the side stream, beside the coding; if
-     * the winner turns out other, it runs again after the choice. */
+     * last frame's winner now, on the side stream, beside the DP and the
+     * coding; if the winner turns out other, it runs again after the
+     * choice. */
     const int spec = LSX_CASCADE && H >= 2 && s->guess_pipe >= 0;
     lsx_view vc;
     int solved = 0;
@@ -458,6 +455,14 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         CK(cudaEventRecord(s->sync.pipes_fork, st));
         CK(cudaStreamWaitEvent(side, s->sync.pipes_fork, 0));
         CK(trial_sums(s, W, H, s->guess_pipe, side));
+    }
+    /* the DP (lsx_dp_contexts, from each pipeline's intensity classes)
+     * into the DP candidates' contexts, on the device */
+    CK(lsx_gpu_dp_contexts(s->thr_hist, s->info, NPIPE, s->cands + nk, nkc, s->dp_ok, s->dp_scratch, st));
+    MARK(4);
+    if (spec) { /* the trial's DP, if any, reuses the DP's scratch */
+        CK(cudaEventRecord(s->sync.fork, st));
+        CK(cudaStreamWaitEvent(side, s->sync.fork, 0));
     }
     lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, LSX_PRIOR, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
                          s->table, s->slots, seg_slot, s->seg_len};

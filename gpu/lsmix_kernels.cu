@@ -143,12 +143,13 @@ struct ls_args {
     uint32_t col0;
 };
 
-/* Regressor j of pixel (i, n), j = D: the target (lsx_regressor). */
-__device__ __forceinline__ uint32_t regressor(const ls_args &a, uint32_t i, uint32_t n, int j)
+/* Regressor j of pixel (i, n), j = D: the target (lsx_regressor); K the
+ * lag count (a.K, or a constant where the kernel knows it). */
+__device__ __forceinline__ uint32_t regressor(const ls_args &a, int K, uint32_t i, uint32_t n, int j)
 {
     const uint16_t *row = a.x + (size_t)i * a.W;
     return lsx_regressor(row, i > 0 ? row - a.W : NULL, a.cma + (size_t)i * a.W, a.cmb + (size_t)i * a.W, a.W,
-                         a.K, n, j);
+                         K, n, j);
 }
 
 /* aurp_solve_ldl (core/predict.c) on the ridge system of one column's
@@ -216,8 +217,10 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
     extern __shared__ uint64_t sm[];
     /* ZC: the regressor count + 1 where it is a constant (the default
      * order): the window's shared-memory offsets become immediates, which
-     * the training loop, short of registers beside the solve, needs */
+     * the training loop, short of registers beside the solve, needs, and
+     * the regressors' kinds are known where they are staged */
     const int Z = ZC ? ZC : a.Z, NE = ZC ? ZC * (ZC + 1) / 2 : a.NE, nls = a.nls;
+    const int K = ZC ? ZC - 1 - LSX_PREV - LSX_EXTRA : a.K;
     uint64_t *gst = sm;                                          /* [nls][LS_TC][NE] running sums */
     uint64_t *gs = gst + (size_t)nls * LS_TC * NE;               /* [nls][rows][LS_TC][NE] per row */
     uint32_t *zs = (uint32_t *)(gs + (size_t)nls * a.rows * LS_TC * NE); /* [rows][LS_TC + 2R][Z] */
@@ -243,7 +246,7 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
          * global memory per chunk, not per row; a thread per pixel */
         for (int t = threadIdx.x; t < nr * nz; t += LS_THREADS) {
             const int ii = t / nz, q = t % nz;
-            for (int j = 0; j < Z; j++) zs[t * Z + j] = regressor(a, i0 + (uint32_t)ii, lo + (uint32_t)q, j);
+            for (int j = 0; j < Z; j++) zs[t * Z + j] = regressor(a, K, i0 + (uint32_t)ii, lo + (uint32_t)q, j);
         }
         __syncthreads();
         /* a thread takes its (column, entry) sums through every row of the
@@ -257,6 +260,7 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
             const uint32_t *zr = zs + q0 * Z + er[e], *zsb = zs + q0 * Z + es[e];
             uint64_t g[2] = {gst[t], nls > 1 ? gst[LS_TC * NE + t] : 0};
             uint64_t *out = gs + t;
+#pragma unroll 2
             for (int ii = 0; ii < nr; ii++, zr += zrow, zsb += zrow, out += LS_TC * NE) {
                 uint64_t sum = 0;
                 if (len <= LS_WIN_UNROLLED) {
@@ -288,7 +292,7 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
             double v = 0.0;
 #pragma unroll
             for (int j = 0; j < DM; j++)
-                if (j < k) v = v + coef[j] * (double)regressor(a, m, n, j);
+                if (j < k) v = v + coef[j] * (double)regressor(a, K, m, n, j);
             a.out[l][(size_t)m * a.pitch + (n - a.col0)] = v;
         }
         __syncthreads();
