@@ -66,8 +66,7 @@ typedef struct {
     uint32_t W, c0, c1; /* this band solves columns [c0, c1) */
     int D, Z, NE;       /* regressors, regressors + target, upper-triangle entries of Z x Z */
     uint64_t *G;        /* [(c1-c0) * NE] forgetting training sums */
-    uint64_t *pre;      /* [span + 1][LSX_PRE_STRIDE(NE)] prefix of one row's outer products */
-    uint32_t *zrow;     /* [span * Z] one row's regressor vectors */
+    uint64_t *pre;      /* [M + 1][LSX_PRE_STRIDE(NE)] the last rows of a prefix of one row's outer products */
     double *coef;       /* [(c1-c0) * D] */
     uint8_t *kused;     /* [(c1-c0)] regressors in use (LDL order) */
     uint32_t lo, hi;    /* columns whose outer products the window needs */

@@ -50,13 +50,12 @@ int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uin
     uint32_t R = (uint32_t)(p->M - 1) / 2;
     b->lo = c0 > R ? c0 - R : 0;
     b->hi = c1 + R < W ? c1 + R : W;
-    size_t span = b->hi - b->lo, cols = c1 - c0;
+    size_t cols = c1 - c0;
     b->G = calloc(cols * (size_t)b->NE, sizeof *b->G);
-    b->pre = calloc((span + 1) * LSX_PRE_STRIDE(b->NE), sizeof *b->pre);
-    b->zrow = calloc(span * (size_t)b->Z + LSX_PRE_PAD, sizeof *b->zrow); /* the last rows read past */
+    b->pre = calloc(((size_t)p->M + 1) * LSX_PRE_STRIDE(b->NE), sizeof *b->pre);
     b->coef = calloc(cols * (size_t)b->D, sizeof *b->coef);
     b->kused = calloc(cols, 1);
-    if (!b->G || !b->pre || !b->zrow || !b->coef || !b->kused) {
+    if (!b->G || !b->pre || !b->coef || !b->kused) {
         lsx_band_free(b);
         return -1;
     }
@@ -67,70 +66,91 @@ void lsx_band_free(lsx_band *b)
 {
     free(b->G);
     free(b->pre);
-    free(b->zrow);
     free(b->coef);
     free(b->kused);
     memset(b, 0, sizeof *b);
 }
 
-/* pre[t + 1] = pre[t] + the outer product of column t's regressors z (Z
- * of them, zrow[t * Z ..]), for t < span: the upper triangle row by row,
- * row r as `width` products z_r z_{r+j} at once (j < width, whole vectors)
- * whose tail, products with the next column's z, lands on the first
- * entries of row r+1 and is overwritten by that row (the last row's in
- * the LSX_PRE_STRIDE padding).  Short triangle rows one by one cost twice
- * as much. */
-static inline __attribute__((always_inline)) void prefix_outer_products(const uint32_t *zrow, int Z, size_t span,
-                                                                       uint64_t *pre, size_t ps, const int width)
+/* Row r of the triangle (entries z_r z_{r+j}, j < Z - r) as `width`
+ * products at once (whole vectors), added to a's row into o's. */
+static inline __attribute__((always_inline)) void outer_products_row(const uint32_t *z, uint64_t zr,
+                                                                    const uint64_t *a, uint64_t *o,
+                                                                    const int width)
 {
-    for (size_t t = 0; t < span; t++) {
-        const uint32_t *z = zrow + t * (size_t)Z;
-        const uint64_t *a = pre + t * ps;
-        uint64_t *o = pre + (t + 1) * ps;
-        for (int r = 0, e = 0; r < Z; e += Z - r, r++) {
-            const uint64_t zr = z[r];
-            for (int j = 0; j < width; j++) o[e + j] = a[e + j] + zr * z[r + j];
+    for (int j = 0; j < width; j++) o[j] = a[j] + zr * z[j];
+}
+
+/* o = a + the outer product of one column's regressors z (Z of them):
+ * the upper triangle row by row, each row as 8, 16 or 32 products at
+ * once, the fewest that cover it, whose tail, products with the entries
+ * past z's Z, lands on the first entries of row r+1 and is overwritten by
+ * that row (the last row's in the LSX_PRE_STRIDE padding).  Short
+ * triangle rows one by one cost twice as much. */
+static inline __attribute__((always_inline)) void add_outer_product(const uint32_t *z, int Z, const uint64_t *a,
+                                                                   uint64_t *o)
+{
+    for (int r = 0, e = 0; r < Z; e += Z - r, r++) {
+        if (Z - r > 16)
+            outer_products_row(z + r, z[r], a + e, o + e, 32);
+        else if (Z - r > 8)
+            outer_products_row(z + r, z[r], a + e, o + e, 16);
+        else
+            outer_products_row(z + r, z[r], a + e, o + e, 8);
+    }
+}
+
+/* Adds row i = m-1 to G: G <- G - round(G / 2^f) + (window sum of z z^T).
+ * The window sums are differences of a prefix over the columns of the
+ * outer products (mod 2^64; every window difference is a true sum <
+ * 2^53), entry (r, s) at e = lsx_tri(r, s, Z).  Each column's G takes its
+ * window as soon as the prefix reaches the window's right end, so only the
+ * last M + 1 prefix rows are kept (b->pre, a ring that stays in L1).  Z is
+ * b->Z, a constant where inlined for the default order (the rows of the
+ * triangle and of G's update then unroll). */
+static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b, const uint16_t *img, uint32_t m,
+                                                                    const int32_t *cm_a, const int32_t *cm_b,
+                                                                    const int Z)
+{
+    const uint32_t W = b->W, i = m - 1;
+    const int NE = Z * (Z + 1) / 2;
+    const uint16_t *cur = img + (size_t)i * W;
+    const uint16_t *prev = i ? cur - W : NULL;
+    const uint32_t span = b->hi - b->lo;
+    const uint32_t R = (uint32_t)(b->p.M - 1) / 2, ring = (uint32_t)b->p.M + 1;
+    const int f = b->p.forget_shift;
+    const uint64_t half = (uint64_t)1 << (f - 1);
+    const size_t ps = LSX_PRE_STRIDE(NE);
+    uint64_t *pre = b->pre;
+    uint32_t z[LSX_MAX_Z + LSX_PRE_PAD] = {0}; /* the rows' vectors read past Z */
+    memset(pre, 0, ps * sizeof *pre);
+    uint32_t n = b->c0; /* the next column whose G takes its window */
+    for (uint32_t t = 1; t <= span; t++) {
+        /* prefix row t: the outer products of columns lo .. lo + t - 1 */
+        const uint32_t q = b->lo + t - 1;
+        regressors(&b->p, W, cur, prev, cm_a, cm_b, q, z);
+        z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, b->p.K, q, Z - 1); /* the target */
+        uint64_t *ph = pre + (size_t)(t % ring) * ps;
+        add_outer_product(z, Z, pre + (size_t)((t - 1) % ring) * ps, ph);
+        /* the columns whose window ends at column lo + t (w1 - w0 <= M: w0's row is in the ring) */
+        for (; n < b->c1 && (n + R + 1 < W ? n + R + 1 : W) == b->lo + t; n++) {
+            const uint32_t w0 = n > R ? n - R : 0;
+            const uint64_t *pl = pre + (size_t)((w0 - b->lo) % ring) * ps;
+            uint64_t *g = b->G + (size_t)(n - b->c0) * NE;
+            for (int e = 0; e < NE; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
         }
     }
 }
 
-/* Adds row i = m-1 to G: G <- G - round(G / 2^f) + (window sum of z z^T). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx2", "default"), optimize("tree-vectorize")))
 #endif
 static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const int32_t *cm_a,
                              const int32_t *cm_b)
 {
-    const uint32_t W = b->W, i = m - 1;
-    const int Z = b->Z, NE = b->NE;
-    const uint16_t *cur = img + (size_t)i * W;
-    const uint16_t *prev = i ? cur - W : NULL;
-    const size_t span = b->hi - b->lo;
-    for (size_t t = 0; t < span; t++) {
-        uint32_t *z = b->zrow + t * (size_t)Z;
-        uint32_t n = b->lo + (uint32_t)t;
-        regressors(&b->p, W, cur, prev, cm_a, cm_b, n, z);
-        z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, b->p.K, n, Z - 1); /* the target */
-    }
-    /* prefix over the columns of the outer products (mod 2^64; every
-     * window difference is a true sum < 2^53), entry (r, s) at e =
-     * lsx_tri(r, s, Z), a column's entries LSX_PRE_STRIDE(NE) apart */
-    uint64_t *pre = b->pre;
-    const size_t ps = LSX_PRE_STRIDE(NE);
-    memset(pre, 0, ps * sizeof *pre);
-    if (Z <= 16)
-        prefix_outer_products(b->zrow, Z, span, pre, ps, 16);
+    if (b->Z == AURP_SOLVE_LANES_ORDER + 1)
+        add_training_row_z(b, img, m, cm_a, cm_b, AURP_SOLVE_LANES_ORDER + 1);
     else
-        prefix_outer_products(b->zrow, Z, span, pre, ps, 32);
-    const uint32_t R = (uint32_t)(b->p.M - 1) / 2;
-    const int f = b->p.forget_shift;
-    const uint64_t half = (uint64_t)1 << (f - 1);
-    for (uint32_t n = b->c0; n < b->c1; n++) {
-        uint32_t w0 = n > R ? n - R : 0, w1 = n + R + 1 < W ? n + R + 1 : W;
-        const uint64_t *ph = pre + (w1 - b->lo) * ps, *pl = pre + (w0 - b->lo) * ps;
-        uint64_t *g = b->G + (size_t)(n - b->c0) * NE;
-        for (int e = 0; e < NE; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
-    }
+        add_training_row_z(b, img, m, cm_a, cm_b, b->Z);
 }
 
 /* The ridge system of one column: the regressor block of G plus G_jj >> r
