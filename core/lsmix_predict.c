@@ -210,6 +210,19 @@ double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *
 
 /* ---- column means, error levels, blend ------------------------------ */
 
+/* The members' error rows and column levels (lsx_state.err, colerr). */
+typedef int32_t lanes_i32 __attribute__((vector_size(LSX_LANES * sizeof(int32_t))));
+typedef double lanes_f64 __attribute__((vector_size(LSX_LANES * sizeof(double))));
+_Static_assert(LSX_LANES >= LSX_NPRED, "a lane for every member");
+
+/* (macros: a function taking or returning a vector type would change the
+ * ABI between the target clones) */
+#define LOAD_LANES(v, ptr) memcpy(&(v), (ptr), sizeof(lanes_i32))
+#define STORE_LANES(ptr, v) memcpy((ptr), &(v), sizeof(lanes_i32))
+#define SELECT_LANES(mask, a, b) (((a) & (mask)) | ((b) & ~(mask)))
+#define MIN_LANES(a, b) SELECT_LANES((a) < (b), a, b)
+#define MAX_LANES(a, b) SELECT_LANES((a) > (b), a, b)
+
 int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
 {
     memset(s, 0, sizeof *s);
@@ -218,9 +231,8 @@ int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
     s->bg = bg != 0;
     s->np = lsx_npred(set, s->bg);
     s->colerr_w = lsx_colerr_weight(set, s->bg);
-    int32_t **arrays[4 + 3 * LSX_NPRED + 2], ***a = arrays;
+    int32_t **arrays[4 + 2], ***a = arrays;
     *a++ = &s->cm_a, *a++ = &s->cm_b, *a++ = &s->cm_a_prev, *a++ = &s->cm_b_prev;
-    for (int k = 0; k < LSX_NPRED; k++) *a++ = &s->err[k][0], *a++ = &s->err[k][1], *a++ = &s->colerr[k];
     if (s->bg) *a++ = &s->bg_c, *a++ = &s->bg_s;
     for (int32_t ***p = arrays; p < a; p++) {
         **p = calloc(W, sizeof(int32_t));
@@ -229,7 +241,11 @@ int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
             return -1;
         }
     }
-    if (s->bg && !(s->bg_w = calloc(W, sizeof(int64_t)))) {
+    const size_t err_cols = LSX_ERR_PAD + (size_t)W + 1;
+    s->err[0] = calloc(err_cols * LSX_LANES, sizeof(int32_t));
+    s->err[1] = calloc(err_cols * LSX_LANES, sizeof(int32_t));
+    s->colerr = calloc((size_t)W * LSX_LANES, sizeof(int32_t));
+    if (!s->err[0] || !s->err[1] || !s->colerr || (s->bg && !(s->bg_w = calloc(W, sizeof(int64_t))))) {
         lsx_state_free(s);
         return -1;
     }
@@ -242,27 +258,58 @@ void lsx_state_free(lsx_state *s)
     free(s->cm_b);
     free(s->cm_a_prev);
     free(s->cm_b_prev);
-    for (int k = 0; k < LSX_NPRED; k++) {
-        free(s->err[k][0]);
-        free(s->err[k][1]);
-        free(s->colerr[k]);
-    }
+    free(s->err[0]);
+    free(s->err[1]);
+    free(s->colerr);
     free(s->bg_c);
     free(s->bg_s);
     free(s->bg_w);
     memset(s, 0, sizeof *s);
 }
 
+/* Column n of a row of errors (lsx_state.err). */
+static inline int32_t *err_at(const lsx_state *s, uint32_t m, uint32_t n)
+{
+    return s->err[m & 1] + (LSX_ERR_PAD + (size_t)n) * LSX_LANES;
+}
+
+/* lsx_blend_at and lsx_blend_of (lsmix_arith.h), every member in its own
+ * lane: the error levels (lsx_error_level: the pad columns stand for the
+ * neighbours outside the row; in row 0 the other parity's row is still
+ * all 0, as no row above) and the weights are independent across members,
+ * each lane the scalar sequence of operations; only the sums num and den
+ * run member by member, in the scalar order. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
 uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin)
 {
-    int32_t local[LSX_NPRED], col[LSX_NPRED];
-    for (int k = 0; k < s->np; k++) {
-        const int32_t *cur = s->err[k][m & 1], *up = m > 0 ? s->err[k][(m + 1) & 1] : NULL;
-        local[k] = lsx_error_level(cur, up, n, s->W, s->set, 0);
-        col[k] = s->colerr[k][n];
+    const int32_t *cur = err_at(s, m, n), *up = err_at(s, m + 1, n);
+    lanes_i32 w_, nw, n_, ne, ww, col;
+    LOAD_LANES(w_, cur - LSX_LANES);
+    LOAD_LANES(nw, up - LSX_LANES);
+    LOAD_LANES(n_, up);
+    LOAD_LANES(ne, up + LSX_LANES);
+    LOAD_LANES(col, s->colerr + (size_t)n * LSX_LANES);
+    lanes_i32 local = w_ + nw + n_ + ne;
+    if (s->set) { /* set 1: the error two to the left too */
+        LOAD_LANES(ww, cur - 2 * LSX_LANES);
+        local += ww;
     }
-    return lsx_blend_at(s->np, local, col, s->colerr_w, lsx_colerr_ctx_weight(s->set),
-                        lsx_blend_kind(s->set, s->bg), p, emin);
+    const lanes_i32 e = local + s->colerr_w * col, ectx = local + lsx_colerr_ctx_weight(s->set) * col;
+    int32_t lowest = ectx[0];
+    for (int k = 1; k < s->np; k++) lowest = ectx[k] < lowest ? ectx[k] : lowest;
+    *emin = lowest;
+    const int kind = lsx_blend_kind(s->set, s->bg);
+    const lanes_f64 t = __builtin_convertvector(e, lanes_f64) * (kind == LSX_BLEND_CUBE16 ? 0.0625 : 0.0078125) + 1.0;
+    const lanes_f64 u = t * t * t;
+    const lanes_f64 w = 1.0 / (kind == LSX_BLEND_SIXTH128 ? u * t * t * t : u);
+    double num = 0.0, den = 0.0;
+    for (int k = 0; k < s->np; k++) {
+        num = num + w[k] * p[k];
+        den = den + w[k];
+    }
+    return aurp_round_clamp(num / den);
 }
 
 void lsx_sources(lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls, int32_t *z)
@@ -300,10 +347,10 @@ void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p
 
 void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *p, const int32_t *z)
 {
-    int32_t x16 = (int32_t)x * 16;
+    int32_t x16 = (int32_t)x * 16, *err = err_at(s, m, n);
     for (int k = 0; k < s->np; k++) {
         int32_t d = x16 - lsx_q16(p[k]);
-        s->err[k][m & 1][n] = d < 0 ? -d : d;
+        err[k] = d < 0 ? -d : d;
     }
     if (n == 0) {
         memset(s->af, 0, sizeof s->af);
@@ -328,16 +375,31 @@ void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *
     }
 }
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
 {
-    for (int k = 0; k < s->np && s->colerr_w != 0; k++) {
-        const int32_t *e = s->err[k][m & 1];
-        int32_t *c = s->colerr[k];
+    if (s->colerr_w != 0) /* every member at once (lanes past np stay 0) */
         for (uint32_t n = 0; n < s->W; n++) {
-            const int32_t v = lsx_colerr_input(e, n, s->W, s->bg);
-            c[n] = m == 0 ? v : lsx_mean_step(c[n], v, lsx_colerr_shift(s->bg));
+            const int32_t *e = err_at(s, m, n);
+            lanes_i32 v;
+            LOAD_LANES(v, e);
+            if (s->bg) { /* lsx_colerr_input: the median of the column and its neighbours */
+                lanes_i32 l = v, r = v;
+                if (n > 0) LOAD_LANES(l, e - LSX_LANES);
+                if (n + 1 < s->W) LOAD_LANES(r, e + LSX_LANES);
+                v = MAX_LANES(MIN_LANES(l, v), MIN_LANES(MAX_LANES(l, v), r));
+            }
+            int32_t *c = s->colerr + (size_t)n * LSX_LANES;
+            if (m > 0) { /* lsx_mean_step; >> of a negative lane shifts in its sign (GCC, clang) */
+                const int sh = lsx_colerr_shift(s->bg);
+                lanes_i32 c0;
+                LOAD_LANES(c0, c);
+                v = c0 + ((v - c0 + (1 << (sh - 1))) >> sh);
+            }
+            STORE_LANES(c, v);
         }
-    }
     int32_t *t = s->cm_a_prev;
     s->cm_a_prev = s->cm_a;
     s->cm_a = t;
