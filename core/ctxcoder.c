@@ -29,7 +29,8 @@ void ctx_model_init(ctx_model *cm, int nctx, int nib, int prior)
 /* Frequencies of one context: every token at least 1, the rest in
  * proportion to the counts (floor), the remainder to the most counted token
  * (the lowest index among equals).  No counts yet: uniform. */
-static void refresh_context(const uint32_t *count, uint32_t *freq, uint32_t *cum)
+static inline __attribute__((always_inline)) void refresh_context(const uint32_t *count, uint32_t *freq,
+                                                                 uint32_t *cum)
 {
     const uint32_t one = 1u << CTX_PROB_BITS;
     uint64_t total = 0;
@@ -37,11 +38,18 @@ static void refresh_context(const uint32_t *count, uint32_t *freq, uint32_t *cum
     if (total == 0) {
         for (int t = 0; t < CTX_TOKENS; t++) freq[t] = one / CTX_TOKENS;
     } else {
-        const uint64_t spare = one - CTX_TOKENS;
+        /* floor(count * spare / total) as a double division, truncated: a
+         * vector of divisions where the integer ones ran one by one.  Exact:
+         * count * spare < 2^47 and total < 2^38 are exact doubles, and for a
+         * quotient k + r / total (0 < r < total) the rounding error, at most
+         * (k + 1) 2^-53 with k + 1 <= spare, stays below the distance
+         * 1 / total to k + 1 (total (k + 1) < 2^53); an exact k stays k. */
+        const double spare = one - CTX_TOKENS, total_d = (double)total;
         uint32_t sum = 0;
         int best = 0;
+        for (int t = 0; t < CTX_TOKENS; t++) /* (the quotient is below 2^15: an int32 conversion) */
+            freq[t] = 1 + (uint32_t)(int32_t)((double)count[t] * spare / total_d);
         for (int t = 0; t < CTX_TOKENS; t++) {
-            freq[t] = 1 + (uint32_t)((uint64_t)count[t] * spare / total);
             sum += freq[t];
             if (count[t] > count[best]) best = t;
         }
@@ -55,6 +63,9 @@ static void refresh_context(const uint32_t *count, uint32_t *freq, uint32_t *cum
     cum[CTX_TOKENS] = c;
 }
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"), optimize("tree-vectorize")))
+#endif
 void ctx_model_refresh(ctx_model *cm)
 {
     for (int k = 0; k < cm->nctx; k++) {
