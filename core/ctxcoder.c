@@ -140,17 +140,30 @@ static inline int take_raw(ctx_rans_dec *d, int bits, uint32_t *v)
     return advance(d, 1, slot, bits, slot);
 }
 
+/* Sixteen token bounds a vector: the token search compares all of them at once. */
+typedef uint32_t cum_lanes __attribute__((vector_size(16 * sizeof(uint32_t))));
+typedef int32_t cum_mask __attribute__((vector_size(16 * sizeof(int32_t))));
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
 int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *e)
 {
     const uint32_t *cum = cm->cum[ctx];
     uint32_t slot = d->x & ((1u << CTX_PROB_BITS) - 1);
-    /* binary search: the token t with cum[t] <= slot < cum[t+1] */
-    int lo = 0, hi = CTX_TOKENS;
-    while (hi - lo > 1) {
-        int mid = (lo + hi) >> 1;
-        if (cum[mid] <= slot) lo = mid;
-        else hi = mid;
+    /* the token t with cum[t] <= slot < cum[t+1]: every frequency is at
+     * least 1 (refresh_context), so cum rises strictly from cum[0] = 0 and
+     * t + 1 is the number of cum[0..63] <= slot, counted by vector compares
+     * (a binary search's six dependent loads and compares cost more) */
+    cum_mask below = {0};
+    for (int t = 0; t < CTX_TOKENS; t += 16) {
+        cum_lanes c;
+        memcpy(&c, cum + t, sizeof c);
+        below += (cum_mask)(c <= slot); /* -1 where cum[t] <= slot */
     }
+    int32_t count = 0;
+    for (int l = 0; l < 16; l++) count -= below[l];
+    const int lo = count - 1;
     if (advance(d, cm->freq[ctx][lo], cum[lo], CTX_PROB_BITS, slot) != 0) return -1;
     int nraw;
     uint32_t v = ctx_token_base(lo, &nraw), raw = 0, sign = 0;
