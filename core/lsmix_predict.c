@@ -169,18 +169,21 @@ static void column_system(const lsx_band *b, uint32_t n, uint64_t *A, uint64_t *
 
 /* AURP_SOLVE_LANES adjacent columns a vector lane each (the same bits as
  * one by one): each lane reads its column's training sums in place (gidx,
- * hidx); a partial group, or one whose pivots stop early, goes one by one. */
+ * hidx); a partial group, or the lanes whose pivots stop early (the
+ * columns at the image's edges, whose windows miss a regressor), go one by
+ * one. */
 static void solve_columns(lsx_band *b, uint32_t n, uint32_t count)
 {
     const int D = b->D, NE = b->NE;
-    if (count == AURP_SOLVE_LANES) {
-        if (aurp_solve_ldl_lanes(D, b->G + (size_t)(n - b->c0) * NE, (size_t)NE, b->gidx, b->hidx,
-                                 b->p.ridge_shift, b->coef + (size_t)(n - b->c0) * D)) {
-            memset(b->kused + (n - b->c0), D, AURP_SOLVE_LANES);
-            return;
-        }
-    }
+    const int solved = count == AURP_SOLVE_LANES
+                           ? aurp_solve_ldl_lanes(D, b->G + (size_t)(n - b->c0) * NE, (size_t)NE, b->gidx, b->hidx,
+                                                  b->p.ridge_shift, b->coef + (size_t)(n - b->c0) * D)
+                           : 0;
     for (uint32_t l = 0; l < count; l++) {
+        if (solved >> l & 1) {
+            b->kused[n + l - b->c0] = (uint8_t)D;
+            continue;
+        }
         uint64_t A[LSX_MAX_D * LSX_MAX_D], h[LSX_MAX_D];
         column_system(b, n + l, A, h);
         b->kused[n + l - b->c0] = (uint8_t)aurp_solve_ldl(D, A, h, b->coef + (size_t)(n + l - b->c0) * D);

@@ -74,10 +74,11 @@ int aurp_solve_ldl(int k, const uint64_t *G, const uint64_t *h, double *a);
  * lane: each lane does exactly the scalar sequence of IEEE operations.  Lane
  * l's exact integers are read from G + l * stride: G'[r][s] = G[l * stride +
  * gidx[r * k + s]] (r <= s), the diagonal aurp_ridged, and h[j] = G[l *
- * stride + hidx[j]], the same k for every lane.  Returns 1 when every lane
- * kept all k regressors (a[l * k + j], j < k, written, bit for bit the
- * scalar result), else 0 and the caller solves those systems with
- * aurp_solve_ldl.  Only k = AURP_SOLVE_LANES_ORDER, lsmix's default (6 lags
+ * stride + hidx[j]], the same k for every lane.  Returns the lanes that
+ * kept all k regressors, bit l for lane l (a[l * k + j], j < k, written,
+ * bit for bit the scalar result); the caller solves the others with
+ * aurp_solve_ldl (a lane whose pivot fails stops at a smaller order
+ * there).  Only k = AURP_SOLVE_LANES_ORDER, lsmix's default (6 lags
  * and its six other regressors), has the lane path: compiled for that k
  * alone, the triangular loops unroll and the factors stay in registers
  * (about 13 % of a frame's decoding time); any other k returns 0. */
