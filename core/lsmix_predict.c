@@ -17,12 +17,12 @@ _Static_assert(LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA == AURP_SOLVE_LANES_ORDER,
  * before row i, the constant (the training adds the target x[i][n], j = D,
  * after them).  Every one is below 2^21 (pixels, Q4 means): 32-bit values
  * whose products the vector units form exactly. */
-static void regressors(const lsx_params *p, uint32_t W, const uint16_t *cur, const uint16_t *prev,
-                       const int32_t *cm_a, const int32_t *cm_b, uint32_t n, uint32_t *z)
+static inline __attribute__((always_inline)) void regressors(int K, uint32_t W, const uint16_t *cur,
+                                                            const uint16_t *prev, const int32_t *cm_a,
+                                                            const int32_t *cm_b, uint32_t n, uint32_t *z)
 {
     /* every z[j] is lsx_regressor(j); the loop is split after the lags and
      * the rest unrolled only so that each z[j] compiles to its kind alone */
-    const int K = p->K;
     for (int j = 0; j < K; j++) z[j] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, n, j);
 #pragma GCC unroll 8
     for (int d = 0; d < LSX_PREV + LSX_EXTRA; d++) z[K + d] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, n, K + d);
@@ -112,7 +112,7 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
                                                                     const int Z)
 {
     const uint32_t W = b->W, i = m - 1;
-    const int NE = Z * (Z + 1) / 2;
+    const int NE = Z * (Z + 1) / 2, K = Z - 1 - LSX_PREV - LSX_EXTRA;
     const uint16_t *cur = img + (size_t)i * W;
     const uint16_t *prev = i ? cur - W : NULL;
     const uint32_t span = b->hi - b->lo;
@@ -127,8 +127,8 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
     for (uint32_t t = 1; t <= span; t++) {
         /* prefix row t: the outer products of columns lo .. lo + t - 1 */
         const uint32_t q = b->lo + t - 1;
-        regressors(&b->p, W, cur, prev, cm_a, cm_b, q, z);
-        z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, b->p.K, q, Z - 1); /* the target */
+        regressors(K, W, cur, prev, cm_a, cm_b, q, z);
+        z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, q, Z - 1); /* the target */
         uint64_t *ph = pre + (size_t)(t % ring) * ps;
         add_outer_product(z, Z, pre + (size_t)((t - 1) % ring) * ps, ph);
         /* the columns whose window ends at column lo + t (w1 - w0 <= M: w0's row is in the ring) */
@@ -199,16 +199,26 @@ void lsx_band_prepare(lsx_band *b, const uint16_t *img, uint32_t m, const int32_
         solve_columns(b, n, b->c1 - n < AURP_SOLVE_LANES ? b->c1 - n : AURP_SOLVE_LANES);
 }
 
-double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *prev,
-                        const int32_t *cm_a, const int32_t *cm_b, uint32_t n)
+/* lsx_band_predict with K lags (a constant where inlined for the default
+ * order: the regressors then unroll into loads). */
+static inline __attribute__((always_inline)) double band_predict_k(const lsx_band *b, const uint16_t *cur,
+                                                                  const uint16_t *prev, const int32_t *cm_a,
+                                                                  const int32_t *cm_b, uint32_t n, const int K)
 {
     uint32_t z[LSX_MAX_Z];
-    regressors(&b->p, b->W, cur, prev, cm_a, cm_b, n, z);
+    regressors(K, b->W, cur, prev, cm_a, cm_b, n, z);
     const double *a = b->coef + (size_t)(n - b->c0) * b->D;
     int k = b->kused[n - b->c0];
     double v = 0.0;
     for (int r = 0; r < k; r++) v = v + a[r] * (double)z[r];
     return v;
+}
+
+double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *prev,
+                        const int32_t *cm_a, const int32_t *cm_b, uint32_t n)
+{
+    if (b->p.K == LSX_DEFAULT_K) return band_predict_k(b, cur, prev, cm_a, cm_b, n, LSX_DEFAULT_K);
+    return band_predict_k(b, cur, prev, cm_a, cm_b, n, b->p.K);
 }
 
 /* ---- column means, error levels, blend ------------------------------ */
