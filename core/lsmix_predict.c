@@ -389,7 +389,7 @@ void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *
 }
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"), optimize("tree-vectorize")))
 #endif
 void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
 {
@@ -429,8 +429,16 @@ void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
         for (uint32_t n = 0; n < s->W; n++) {
             if (m == 0) lsx_bg_column_start(&s->bg_c[n], &s->bg_s[n], row[n]);
             else lsx_bg_column_step(&s->bg_c[n], &s->bg_s[n], m, row[n]);
-            s->bg_w[n] = lsx_bg_weight(s->bg_s[n]);
         }
+        /* lsx_bg_weight, 2^48 / (s^2 + 2^14), as a double division (a
+         * vector of them, where the integer ones ran one by one).  Exact:
+         * a level stays in [0, 16 * 65535], so 16 |r| < 2^24 and a scale,
+         * which grows only below that, stays below 2^25; then d = s^2 +
+         * 2^14 < 2^51 is an exact double, and 2^48 + d < 2^53 keeps the
+         * rounded quotient below the next integer (checked for every s <
+         * 2^26). */
+        for (uint32_t n = 0; n < s->W; n++)
+            s->bg_w[n] = (int64_t)(281474976710656.0 / ((double)s->bg_s[n] * (double)s->bg_s[n] + 16384.0));
         lsx_bg_row_start(&s->bg_row);
     }
 }
