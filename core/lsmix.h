@@ -71,6 +71,7 @@ typedef struct {
     uint8_t *kused;     /* [(c1-c0)] regressors in use (LDL order) */
     uint32_t lo, hi;    /* columns whose outer products the window needs */
     uint16_t gidx[LSX_MAX_D * LSX_MAX_D], hidx[LSX_MAX_D]; /* where A[r][s] and h[r] lie in a column's G */
+    int lane_entries;   /* aurp_solve_lanes_entries of gidx, hidx */
 } lsx_band;
 
 int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uint32_t c1);

@@ -47,6 +47,7 @@ int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uin
         for (int s = r; s < b->D; s++) b->gidx[r * b->D + s] = (uint16_t)lsx_tri(r, s, b->Z);
         b->hidx[r] = (uint16_t)lsx_tri(r, b->D, b->Z);
     }
+    b->lane_entries = aurp_solve_lanes_entries(b->D, b->gidx, b->hidx);
     uint32_t R = (uint32_t)(p->M - 1) / 2;
     b->lo = c0 > R ? c0 - R : 0;
     b->hi = c1 + R < W ? c1 + R : W;
@@ -176,8 +177,9 @@ static void solve_columns(lsx_band *b, uint32_t n, uint32_t count)
 {
     const int D = b->D, NE = b->NE;
     const int solved = count == AURP_SOLVE_LANES
-                           ? aurp_solve_ldl_lanes(D, b->G + (size_t)(n - b->c0) * NE, (size_t)NE, b->gidx, b->hidx,
-                                                  b->p.ridge_shift, b->coef + (size_t)(n - b->c0) * D)
+                           ? aurp_solve_ldl_lanes(D, b->G + (size_t)(n - b->c0) * NE, (size_t)NE, b->lane_entries,
+                                                  b->gidx, b->hidx, b->p.ridge_shift,
+                                                  b->coef + (size_t)(n - b->c0) * D)
                            : 0;
     for (uint32_t l = 0; l < count; l++) {
         if (solved >> l & 1) {

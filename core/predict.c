@@ -158,6 +158,16 @@ static inline __attribute__((always_inline)) void transpose_lanes(const uint64_t
 #undef LO8
 #undef HI8
 
+int aurp_solve_lanes_entries(int k, const uint16_t *gidx, const uint16_t *hidx)
+{
+    int ne = 0;
+    for (int r = 0; r < k; r++) {
+        for (int s = r; s < k; s++) ne = gidx[r * k + s] >= ne ? gidx[r * k + s] + 1 : ne;
+        ne = hidx[r] >= ne ? hidx[r] + 1 : ne;
+    }
+    return ne;
+}
+
 /* Compiled for one order K alone, so that the triangular loops unroll
  * completely and the factors stay in registers: the chains of different
  * rows then overlap (the generic loops ran about twice as long). */
@@ -167,16 +177,10 @@ static inline __attribute__((always_inline)) void transpose_lanes(const uint64_t
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, const uint16_t *gidx, const uint16_t *hidx,
-                         int ridge_shift, double *a)
+int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, int ne, const uint16_t *gidx,
+                         const uint16_t *hidx, int ridge_shift, double *a)
 {
-    if (k != K) return 0;
-    int ne = 0; /* entries read: 0 .. the largest index */
-    for (int r = 0; r < K; r++) {
-        for (int s = r; s < K; s++) ne = gidx[r * K + s] >= ne ? gidx[r * K + s] + 1 : ne;
-        ne = hidx[r] >= ne ? hidx[r] + 1 : ne;
-    }
-    if (ne > TMAX) return 0;
+    if (k != K || ne > TMAX) return 0;
     gwords_t T[TMAX];
     transpose_lanes(G, stride, ne, T);
 

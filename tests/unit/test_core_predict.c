@@ -172,7 +172,8 @@ Test(core_predict, solve_ldl_lanes_equals_the_scalar_solve)
         }
         const int ridge_shift = deficient >= 0 ? 62 : 10; /* the deficient lane must stay singular */
         double a[L * K];
-        int lanes = aurp_solve_ldl_lanes(K, G, stride, gidx, hidx, ridge_shift, a);
+        int lanes = aurp_solve_ldl_lanes(K, G, stride, aurp_solve_lanes_entries(K, gidx, hidx), gidx, hidx,
+                                         ridge_shift, a);
         cr_assert_eq(lanes, (1 << L) - 1 - (deficient < 0 ? 0 : 1 << deficient), "trial %d: lanes %#x", trial, lanes);
         for (int l = 0; l < L; l++) {
             if (!(lanes >> l & 1)) continue;
@@ -188,6 +189,7 @@ Test(core_predict, solve_ldl_lanes_equals_the_scalar_solve)
         }
     }
     double a[L * K];
-    cr_assert_eq(aurp_solve_ldl_lanes(K - 1, G, stride, gidx, hidx, 10, a), 0, "another order has no lane path");
+    cr_assert_eq(aurp_solve_ldl_lanes(K - 1, G, stride, aurp_solve_lanes_entries(K - 1, gidx, hidx), gidx, hidx, 10, a),
+                 0, "another order has no lane path");
     free(G);
 }
