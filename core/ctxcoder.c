@@ -29,7 +29,8 @@ void ctx_model_init(ctx_model *cm, int nctx, int nib, int prior)
 /* Frequencies of one context: every token at least 1, the rest in
  * proportion to the counts (floor), the remainder to the most counted token
  * (the lowest index among equals).  No counts yet: uniform. */
-static void refresh_context(const uint32_t *count, uint32_t *freq, uint32_t *cum)
+static inline __attribute__((always_inline)) void refresh_context(const uint32_t *count, uint32_t *freq,
+                                                                 uint32_t *cum)
 {
     const uint32_t one = 1u << CTX_PROB_BITS;
     uint64_t total = 0;
@@ -37,11 +38,18 @@ static void refresh_context(const uint32_t *count, uint32_t *freq, uint32_t *cum
     if (total == 0) {
         for (int t = 0; t < CTX_TOKENS; t++) freq[t] = one / CTX_TOKENS;
     } else {
-        const uint64_t spare = one - CTX_TOKENS;
+        /* floor(count * spare / total) as a double division, truncated: a
+         * vector of divisions where the integer ones ran one by one.  Exact:
+         * count * spare < 2^47 and total < 2^38 are exact doubles, and for a
+         * quotient k + r / total (0 < r < total) the rounding error, at most
+         * (k + 1) 2^-53 with k + 1 <= spare, stays below the distance
+         * 1 / total to k + 1 (total (k + 1) < 2^53); an exact k stays k. */
+        const double spare = one - CTX_TOKENS, total_d = (double)total;
         uint32_t sum = 0;
         int best = 0;
+        for (int t = 0; t < CTX_TOKENS; t++) /* (the quotient is below 2^15: an int32 conversion) */
+            freq[t] = 1 + (uint32_t)(int32_t)((double)count[t] * spare / total_d);
         for (int t = 0; t < CTX_TOKENS; t++) {
-            freq[t] = 1 + (uint32_t)((uint64_t)count[t] * spare / total);
             sum += freq[t];
             if (count[t] > count[best]) best = t;
         }
@@ -55,6 +63,9 @@ static void refresh_context(const uint32_t *count, uint32_t *freq, uint32_t *cum
     cum[CTX_TOKENS] = c;
 }
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"), optimize("tree-vectorize")))
+#endif
 void ctx_model_refresh(ctx_model *cm)
 {
     for (int k = 0; k < cm->nctx; k++) {
@@ -129,17 +140,30 @@ static inline int take_raw(ctx_rans_dec *d, int bits, uint32_t *v)
     return advance(d, 1, slot, bits, slot);
 }
 
+/* Sixteen token bounds a vector: the token search compares all of them at once. */
+typedef uint32_t cum_lanes __attribute__((vector_size(16 * sizeof(uint32_t))));
+typedef int32_t cum_mask __attribute__((vector_size(16 * sizeof(int32_t))));
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
 int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *e)
 {
     const uint32_t *cum = cm->cum[ctx];
     uint32_t slot = d->x & ((1u << CTX_PROB_BITS) - 1);
-    /* binary search: the token t with cum[t] <= slot < cum[t+1] */
-    int lo = 0, hi = CTX_TOKENS;
-    while (hi - lo > 1) {
-        int mid = (lo + hi) >> 1;
-        if (cum[mid] <= slot) lo = mid;
-        else hi = mid;
+    /* the token t with cum[t] <= slot < cum[t+1]: every frequency is at
+     * least 1 (refresh_context), so cum rises strictly from cum[0] = 0 and
+     * t + 1 is the number of cum[0..63] <= slot, counted by vector compares
+     * (a binary search's six dependent loads and compares cost more) */
+    cum_mask below = {0};
+    for (int t = 0; t < CTX_TOKENS; t += 16) {
+        cum_lanes c;
+        memcpy(&c, cum + t, sizeof c);
+        below += (cum_mask)(c <= slot); /* -1 where cum[t] <= slot */
     }
+    int32_t count = 0;
+    for (int l = 0; l < 16; l++) count -= below[l];
+    const int lo = count - 1;
     if (advance(d, cm->freq[ctx][lo], cum[lo], CTX_PROB_BITS, slot) != 0) return -1;
     int nraw;
     uint32_t v = ctx_token_base(lo, &nraw), raw = 0, sign = 0;

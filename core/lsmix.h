@@ -66,12 +66,12 @@ typedef struct {
     uint32_t W, c0, c1; /* this band solves columns [c0, c1) */
     int D, Z, NE;       /* regressors, regressors + target, upper-triangle entries of Z x Z */
     uint64_t *G;        /* [(c1-c0) * NE] forgetting training sums */
-    uint64_t *pre;      /* [span + 1][LSX_PRE_STRIDE(NE)] prefix of one row's outer products */
-    uint32_t *zrow;     /* [span * Z] one row's regressor vectors */
+    uint64_t *pre;      /* [M + 1][LSX_PRE_STRIDE(NE)] the last rows of a prefix of one row's outer products */
     double *coef;       /* [(c1-c0) * D] */
     uint8_t *kused;     /* [(c1-c0)] regressors in use (LDL order) */
     uint32_t lo, hi;    /* columns whose outer products the window needs */
     uint16_t gidx[LSX_MAX_D * LSX_MAX_D], hidx[LSX_MAX_D]; /* where A[r][s] and h[r] lie in a column's G */
+    int lane_entries;   /* aurp_solve_lanes_entries of gidx, hidx */
 } lsx_band;
 
 int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uint32_t c1);
@@ -90,14 +90,20 @@ double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *
 
 /* ---- column means and the blend ------------------------------------- */
 
+#define LSX_LANES 8   /* LSX_NPRED rounded up to a vector of lanes */
+#define LSX_ERR_PAD 2 /* zero columns left of a row of errors */
+
 /* The per-frame running state of the column means and of the two
  * predictors' error levels, and the previous row's errors. */
 typedef struct {
     uint32_t W;
     int32_t *cm_a, *cm_b;         /* before the current row (Q4) */
     int32_t *cm_a_prev, *cm_b_prev; /* before the previous row (training uses these) */
-    int32_t *err[LSX_NPRED][2];   /* [predictor][row parity] |16x - q16(P)| */
-    int32_t *colerr[LSX_NPRED];   /* column error level of each predictor, Q4 */
+    /* the members' errors and levels side by side, LSX_LANES a column, so
+     * that a pixel's error levels are a few vector additions: */
+    int32_t *err[2];              /* [row parity][(LSX_ERR_PAD + n) * LSX_LANES + k] |16x - q16(P_k)|;
+                                   * the pad columns (2 left of the row, 1 right) stay 0 */
+    int32_t *colerr;              /* [n * LSX_LANES + k] column error level of each predictor, Q4 */
     int64_t af[2][5];             /* AF (source B) and AL (source LS) sums of the current row:
                                    * w, y, z, zz, zy (Q4) */
     int64_t rv[LSX_RV_NS];        /* RV sums of the current row */

@@ -655,6 +655,9 @@ done:
  * chunks hand over sooner but recompute more window edges (M-1 columns
  * each); 64 to 192 measured alike on a 1024-column frame with 2 threads. */
 #define DECODE_CHUNK 128
+/* Rows of the cascade's plane besides the history it reads (the history
+ * is copied back every this many rows). */
+#define DECODE_CAS_ROWS 32
 /* How often the decoding thread says how far its row is (columns). */
 #define DECODE_PUBLISH_COLS 16
 
@@ -677,7 +680,10 @@ typedef struct {
     ctx_model *cm;
     ctx_rans_dec dec;
     uint64_t seg_off, i;
-    int16_t *ec; /* the cascade: the blend's residuals e1 of the frame, clipped */
+    /* the cascade: the blend's residuals e1, clipped, of rows ec_m0 ..
+     * (ec_rows of them at most; row ec_m0 + r at ec + r * W) */
+    int16_t *ec;
+    uint32_t ec_m0, ec_rows, ec_hist;
 } dec_rows;
 
 static void dec_prepare(void *arg, uint32_t b, uint32_t m)
@@ -707,6 +713,14 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
     const int32_t *r2 = m > 1 ? d->rows + (size_t)((m + 1) % 3) * W : NULL;
     lsx_state *s = &d->s;
     uint32_t b = 0;
+    if (v->cas && m - d->ec_m0 == d->ec_rows) { /* the plane is full: keep the last ec_hist rows */
+        memmove(d->ec, d->ec + (size_t)(d->ec_rows - d->ec_hist) * W, (size_t)d->ec_hist * W * sizeof *d->ec);
+        d->ec_m0 = m - d->ec_hist;
+    }
+    /* the correction of row m reads rows m-1, m-2 and the LSX_CAS_NR pixels
+     * before (m, n): from row ec_m0 on they are all there when m - ec_m0 >=
+     * ec_hist, so that row m - ec_m0 of the plane has the same correction */
+    int16_t *ec_row = v->cas ? d->ec + (size_t)(m - d->ec_m0) * W : NULL;
     aurp_wavefront_await(wf, m, 0);
     for (uint32_t n = 0; n < W; n++, d->i++) {
         if (n == d->bands[b].c1) aurp_wavefront_await(wf, m, ++b);
@@ -731,7 +745,8 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
             pred = lsx_blend(s, m, n, pp, &emin);
         }
         const int32_t pred1 = pred;
-        if (v->cas && m > 0) pred = lsx_cas_apply(pred1, lsx_cas_correction(v->cas_w, v->cas_wrev, d->ec, W, m, n));
+        if (v->cas && m > 0)
+            pred = lsx_cas_apply(pred1, lsx_cas_correction(v->cas_w, v->cas_wrev, d->ec, W, m - d->ec_m0, n));
         int c = context_at(v, r0, r1, r2, n, emin, pred);
         int32_t e;
         if (ctx_decode_residual(&d->dec, d->cm, c, &e) != 0) return -1;
@@ -739,7 +754,7 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         if (x < 0 || x > 65535) return -1;
         cur[n] = (uint16_t)x;
         r0[n] = e;
-        if (v->cas) d->ec[(size_t)m * W + n] = lsx_cas_clipped(x - pred1, v->cas_clip);
+        if (v->cas) ec_row[n] = lsx_cas_clipped(x - pred1, v->cas_clip);
         int nraw;
         ctx_model_count(d->cm, c, ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
         if (m == 0)
@@ -767,9 +782,12 @@ aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint3
     uint32_t nb = threads == 1 ? 1 : (W + DECODE_CHUNK - 1) / DECODE_CHUNK;
     dec_rows d = {.v = &v, .img = img};
     /* the cascade reads lags up to LSX_CAS_NR pixels back in readout order
-     * and two rows up: kept for the whole frame (a ring of
-     * 2 + ceil(LSX_CAS_NR / W) rows would do) */
-    if (v.cas && !(d.ec = malloc((size_t)W * H * sizeof *d.ec)))
+     * and two rows up: a plane of DECODE_CAS_ROWS rows more than those
+     * (ec_hist), slid back when full (a whole frame's plane cost its page
+     * faults on the decoding thread) */
+    d.ec_hist = 2 + (LSX_CAS_NR + W - 1) / W;
+    d.ec_rows = d.ec_hist + DECODE_CAS_ROWS < H ? d.ec_hist + DECODE_CAS_ROWS : H;
+    if (v.cas && !(d.ec = malloc((size_t)W * d.ec_rows * sizeof *d.ec)))
         return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", W, H);
     int have_state = lsx_state_init(&d.s, W, v.set, v.bg) == 0;
     d.bands = calloc(nb, sizeof *d.bands);

@@ -17,12 +17,12 @@ _Static_assert(LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA == AURP_SOLVE_LANES_ORDER,
  * before row i, the constant (the training adds the target x[i][n], j = D,
  * after them).  Every one is below 2^21 (pixels, Q4 means): 32-bit values
  * whose products the vector units form exactly. */
-static void regressors(const lsx_params *p, uint32_t W, const uint16_t *cur, const uint16_t *prev,
-                       const int32_t *cm_a, const int32_t *cm_b, uint32_t n, uint32_t *z)
+static inline __attribute__((always_inline)) void regressors(int K, uint32_t W, const uint16_t *cur,
+                                                            const uint16_t *prev, const int32_t *cm_a,
+                                                            const int32_t *cm_b, uint32_t n, uint32_t *z)
 {
     /* every z[j] is lsx_regressor(j); the loop is split after the lags and
      * the rest unrolled only so that each z[j] compiles to its kind alone */
-    const int K = p->K;
     for (int j = 0; j < K; j++) z[j] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, n, j);
 #pragma GCC unroll 8
     for (int d = 0; d < LSX_PREV + LSX_EXTRA; d++) z[K + d] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, n, K + d);
@@ -47,16 +47,16 @@ int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uin
         for (int s = r; s < b->D; s++) b->gidx[r * b->D + s] = (uint16_t)lsx_tri(r, s, b->Z);
         b->hidx[r] = (uint16_t)lsx_tri(r, b->D, b->Z);
     }
+    b->lane_entries = aurp_solve_lanes_entries(b->D, b->gidx, b->hidx);
     uint32_t R = (uint32_t)(p->M - 1) / 2;
     b->lo = c0 > R ? c0 - R : 0;
     b->hi = c1 + R < W ? c1 + R : W;
-    size_t span = b->hi - b->lo, cols = c1 - c0;
+    size_t cols = c1 - c0;
     b->G = calloc(cols * (size_t)b->NE, sizeof *b->G);
-    b->pre = calloc((span + 1) * LSX_PRE_STRIDE(b->NE), sizeof *b->pre);
-    b->zrow = calloc(span * (size_t)b->Z + LSX_PRE_PAD, sizeof *b->zrow); /* the last rows read past */
+    b->pre = calloc(((size_t)p->M + 1) * LSX_PRE_STRIDE(b->NE), sizeof *b->pre);
     b->coef = calloc(cols * (size_t)b->D, sizeof *b->coef);
     b->kused = calloc(cols, 1);
-    if (!b->G || !b->pre || !b->zrow || !b->coef || !b->kused) {
+    if (!b->G || !b->pre || !b->coef || !b->kused) {
         lsx_band_free(b);
         return -1;
     }
@@ -67,70 +67,91 @@ void lsx_band_free(lsx_band *b)
 {
     free(b->G);
     free(b->pre);
-    free(b->zrow);
     free(b->coef);
     free(b->kused);
     memset(b, 0, sizeof *b);
 }
 
-/* pre[t + 1] = pre[t] + the outer product of column t's regressors z (Z
- * of them, zrow[t * Z ..]), for t < span: the upper triangle row by row,
- * row r as `width` products z_r z_{r+j} at once (j < width, whole vectors)
- * whose tail, products with the next column's z, lands on the first
- * entries of row r+1 and is overwritten by that row (the last row's in
- * the LSX_PRE_STRIDE padding).  Short triangle rows one by one cost twice
- * as much. */
-static inline __attribute__((always_inline)) void prefix_outer_products(const uint32_t *zrow, int Z, size_t span,
-                                                                       uint64_t *pre, size_t ps, const int width)
+/* Row r of the triangle (entries z_r z_{r+j}, j < Z - r) as `width`
+ * products at once (whole vectors), added to a's row into o's. */
+static inline __attribute__((always_inline)) void outer_products_row(const uint32_t *z, uint64_t zr,
+                                                                    const uint64_t *a, uint64_t *o,
+                                                                    const int width)
 {
-    for (size_t t = 0; t < span; t++) {
-        const uint32_t *z = zrow + t * (size_t)Z;
-        const uint64_t *a = pre + t * ps;
-        uint64_t *o = pre + (t + 1) * ps;
-        for (int r = 0, e = 0; r < Z; e += Z - r, r++) {
-            const uint64_t zr = z[r];
-            for (int j = 0; j < width; j++) o[e + j] = a[e + j] + zr * z[r + j];
+    for (int j = 0; j < width; j++) o[j] = a[j] + zr * z[j];
+}
+
+/* o = a + the outer product of one column's regressors z (Z of them):
+ * the upper triangle row by row, each row as 8, 16 or 32 products at
+ * once, the fewest that cover it, whose tail, products with the entries
+ * past z's Z, lands on the first entries of row r+1 and is overwritten by
+ * that row (the last row's in the LSX_PRE_STRIDE padding).  Short
+ * triangle rows one by one cost twice as much. */
+static inline __attribute__((always_inline)) void add_outer_product(const uint32_t *z, int Z, const uint64_t *a,
+                                                                   uint64_t *o)
+{
+    for (int r = 0, e = 0; r < Z; e += Z - r, r++) {
+        if (Z - r > 16)
+            outer_products_row(z + r, z[r], a + e, o + e, 32);
+        else if (Z - r > 8)
+            outer_products_row(z + r, z[r], a + e, o + e, 16);
+        else
+            outer_products_row(z + r, z[r], a + e, o + e, 8);
+    }
+}
+
+/* Adds row i = m-1 to G: G <- G - round(G / 2^f) + (window sum of z z^T).
+ * The window sums are differences of a prefix over the columns of the
+ * outer products (mod 2^64; every window difference is a true sum <
+ * 2^53), entry (r, s) at e = lsx_tri(r, s, Z).  Each column's G takes its
+ * window as soon as the prefix reaches the window's right end, so only the
+ * last M + 1 prefix rows are kept (b->pre, a ring that stays in L1).  Z is
+ * b->Z, a constant where inlined for the default order (the rows of the
+ * triangle and of G's update then unroll). */
+static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b, const uint16_t *img, uint32_t m,
+                                                                    const int32_t *cm_a, const int32_t *cm_b,
+                                                                    const int Z)
+{
+    const uint32_t W = b->W, i = m - 1;
+    const int NE = Z * (Z + 1) / 2, K = Z - 1 - LSX_PREV - LSX_EXTRA;
+    const uint16_t *cur = img + (size_t)i * W;
+    const uint16_t *prev = i ? cur - W : NULL;
+    const uint32_t span = b->hi - b->lo;
+    const uint32_t R = (uint32_t)(b->p.M - 1) / 2, ring = (uint32_t)b->p.M + 1;
+    const int f = b->p.forget_shift;
+    const uint64_t half = (uint64_t)1 << (f - 1);
+    const size_t ps = LSX_PRE_STRIDE(NE);
+    uint64_t *pre = b->pre;
+    uint32_t z[LSX_MAX_Z + LSX_PRE_PAD] = {0}; /* the rows' vectors read past Z */
+    memset(pre, 0, ps * sizeof *pre);
+    uint32_t n = b->c0; /* the next column whose G takes its window */
+    for (uint32_t t = 1; t <= span; t++) {
+        /* prefix row t: the outer products of columns lo .. lo + t - 1 */
+        const uint32_t q = b->lo + t - 1;
+        regressors(K, W, cur, prev, cm_a, cm_b, q, z);
+        z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, q, Z - 1); /* the target */
+        uint64_t *ph = pre + (size_t)(t % ring) * ps;
+        add_outer_product(z, Z, pre + (size_t)((t - 1) % ring) * ps, ph);
+        /* the columns whose window ends at column lo + t (w1 - w0 <= M: w0's row is in the ring) */
+        for (; n < b->c1 && (n + R + 1 < W ? n + R + 1 : W) == b->lo + t; n++) {
+            const uint32_t w0 = n > R ? n - R : 0;
+            const uint64_t *pl = pre + (size_t)((w0 - b->lo) % ring) * ps;
+            uint64_t *g = b->G + (size_t)(n - b->c0) * NE;
+            for (int e = 0; e < NE; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
         }
     }
 }
 
-/* Adds row i = m-1 to G: G <- G - round(G / 2^f) + (window sum of z z^T). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx2", "default"), optimize("tree-vectorize")))
 #endif
 static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const int32_t *cm_a,
                              const int32_t *cm_b)
 {
-    const uint32_t W = b->W, i = m - 1;
-    const int Z = b->Z, NE = b->NE;
-    const uint16_t *cur = img + (size_t)i * W;
-    const uint16_t *prev = i ? cur - W : NULL;
-    const size_t span = b->hi - b->lo;
-    for (size_t t = 0; t < span; t++) {
-        uint32_t *z = b->zrow + t * (size_t)Z;
-        uint32_t n = b->lo + (uint32_t)t;
-        regressors(&b->p, W, cur, prev, cm_a, cm_b, n, z);
-        z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, b->p.K, n, Z - 1); /* the target */
-    }
-    /* prefix over the columns of the outer products (mod 2^64; every
-     * window difference is a true sum < 2^53), entry (r, s) at e =
-     * lsx_tri(r, s, Z), a column's entries LSX_PRE_STRIDE(NE) apart */
-    uint64_t *pre = b->pre;
-    const size_t ps = LSX_PRE_STRIDE(NE);
-    memset(pre, 0, ps * sizeof *pre);
-    if (Z <= 16)
-        prefix_outer_products(b->zrow, Z, span, pre, ps, 16);
+    if (b->Z == AURP_SOLVE_LANES_ORDER + 1)
+        add_training_row_z(b, img, m, cm_a, cm_b, AURP_SOLVE_LANES_ORDER + 1);
     else
-        prefix_outer_products(b->zrow, Z, span, pre, ps, 32);
-    const uint32_t R = (uint32_t)(b->p.M - 1) / 2;
-    const int f = b->p.forget_shift;
-    const uint64_t half = (uint64_t)1 << (f - 1);
-    for (uint32_t n = b->c0; n < b->c1; n++) {
-        uint32_t w0 = n > R ? n - R : 0, w1 = n + R + 1 < W ? n + R + 1 : W;
-        const uint64_t *ph = pre + (w1 - b->lo) * ps, *pl = pre + (w0 - b->lo) * ps;
-        uint64_t *g = b->G + (size_t)(n - b->c0) * NE;
-        for (int e = 0; e < NE; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
-    }
+        add_training_row_z(b, img, m, cm_a, cm_b, b->Z);
 }
 
 /* The ridge system of one column: the regressor block of G plus G_jj >> r
@@ -149,18 +170,22 @@ static void column_system(const lsx_band *b, uint32_t n, uint64_t *A, uint64_t *
 
 /* AURP_SOLVE_LANES adjacent columns a vector lane each (the same bits as
  * one by one): each lane reads its column's training sums in place (gidx,
- * hidx); a partial group, or one whose pivots stop early, goes one by one. */
+ * hidx); a partial group, or the lanes whose pivots stop early (the
+ * columns at the image's edges, whose windows miss a regressor), go one by
+ * one. */
 static void solve_columns(lsx_band *b, uint32_t n, uint32_t count)
 {
     const int D = b->D, NE = b->NE;
-    if (count == AURP_SOLVE_LANES) {
-        if (aurp_solve_ldl_lanes(D, b->G + (size_t)(n - b->c0) * NE, (size_t)NE, b->gidx, b->hidx,
-                                 b->p.ridge_shift, b->coef + (size_t)(n - b->c0) * D)) {
-            memset(b->kused + (n - b->c0), D, AURP_SOLVE_LANES);
-            return;
-        }
-    }
+    const int solved = count == AURP_SOLVE_LANES
+                           ? aurp_solve_ldl_lanes(D, b->G + (size_t)(n - b->c0) * NE, (size_t)NE, b->lane_entries,
+                                                  b->gidx, b->hidx, b->p.ridge_shift,
+                                                  b->coef + (size_t)(n - b->c0) * D)
+                           : 0;
     for (uint32_t l = 0; l < count; l++) {
+        if (solved >> l & 1) {
+            b->kused[n + l - b->c0] = (uint8_t)D;
+            continue;
+        }
         uint64_t A[LSX_MAX_D * LSX_MAX_D], h[LSX_MAX_D];
         column_system(b, n + l, A, h);
         b->kused[n + l - b->c0] = (uint8_t)aurp_solve_ldl(D, A, h, b->coef + (size_t)(n + l - b->c0) * D);
@@ -176,11 +201,14 @@ void lsx_band_prepare(lsx_band *b, const uint16_t *img, uint32_t m, const int32_
         solve_columns(b, n, b->c1 - n < AURP_SOLVE_LANES ? b->c1 - n : AURP_SOLVE_LANES);
 }
 
-double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *prev,
-                        const int32_t *cm_a, const int32_t *cm_b, uint32_t n)
+/* lsx_band_predict with K lags (a constant where inlined for the default
+ * order: the regressors then unroll into loads). */
+static inline __attribute__((always_inline)) double band_predict_k(const lsx_band *b, const uint16_t *cur,
+                                                                  const uint16_t *prev, const int32_t *cm_a,
+                                                                  const int32_t *cm_b, uint32_t n, const int K)
 {
     uint32_t z[LSX_MAX_Z];
-    regressors(&b->p, b->W, cur, prev, cm_a, cm_b, n, z);
+    regressors(K, b->W, cur, prev, cm_a, cm_b, n, z);
     const double *a = b->coef + (size_t)(n - b->c0) * b->D;
     int k = b->kused[n - b->c0];
     double v = 0.0;
@@ -188,7 +216,27 @@ double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *
     return v;
 }
 
+double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *prev,
+                        const int32_t *cm_a, const int32_t *cm_b, uint32_t n)
+{
+    if (b->p.K == LSX_DEFAULT_K) return band_predict_k(b, cur, prev, cm_a, cm_b, n, LSX_DEFAULT_K);
+    return band_predict_k(b, cur, prev, cm_a, cm_b, n, b->p.K);
+}
+
 /* ---- column means, error levels, blend ------------------------------ */
+
+/* The members' error rows and column levels (lsx_state.err, colerr). */
+typedef int32_t lanes_i32 __attribute__((vector_size(LSX_LANES * sizeof(int32_t))));
+typedef double lanes_f64 __attribute__((vector_size(LSX_LANES * sizeof(double))));
+_Static_assert(LSX_LANES >= LSX_NPRED, "a lane for every member");
+
+/* (macros: a function taking or returning a vector type would change the
+ * ABI between the target clones) */
+#define LOAD_LANES(v, ptr) memcpy(&(v), (ptr), sizeof(lanes_i32))
+#define STORE_LANES(ptr, v) memcpy((ptr), &(v), sizeof(lanes_i32))
+#define SELECT_LANES(mask, a, b) (((a) & (mask)) | ((b) & ~(mask)))
+#define MIN_LANES(a, b) SELECT_LANES((a) < (b), a, b)
+#define MAX_LANES(a, b) SELECT_LANES((a) > (b), a, b)
 
 int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
 {
@@ -198,9 +246,8 @@ int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
     s->bg = bg != 0;
     s->np = lsx_npred(set, s->bg);
     s->colerr_w = lsx_colerr_weight(set, s->bg);
-    int32_t **arrays[4 + 3 * LSX_NPRED + 2], ***a = arrays;
+    int32_t **arrays[4 + 2], ***a = arrays;
     *a++ = &s->cm_a, *a++ = &s->cm_b, *a++ = &s->cm_a_prev, *a++ = &s->cm_b_prev;
-    for (int k = 0; k < LSX_NPRED; k++) *a++ = &s->err[k][0], *a++ = &s->err[k][1], *a++ = &s->colerr[k];
     if (s->bg) *a++ = &s->bg_c, *a++ = &s->bg_s;
     for (int32_t ***p = arrays; p < a; p++) {
         **p = calloc(W, sizeof(int32_t));
@@ -209,7 +256,11 @@ int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
             return -1;
         }
     }
-    if (s->bg && !(s->bg_w = calloc(W, sizeof(int64_t)))) {
+    const size_t err_cols = LSX_ERR_PAD + (size_t)W + 1;
+    s->err[0] = calloc(err_cols * LSX_LANES, sizeof(int32_t));
+    s->err[1] = calloc(err_cols * LSX_LANES, sizeof(int32_t));
+    s->colerr = calloc((size_t)W * LSX_LANES, sizeof(int32_t));
+    if (!s->err[0] || !s->err[1] || !s->colerr || (s->bg && !(s->bg_w = calloc(W, sizeof(int64_t))))) {
         lsx_state_free(s);
         return -1;
     }
@@ -222,27 +273,58 @@ void lsx_state_free(lsx_state *s)
     free(s->cm_b);
     free(s->cm_a_prev);
     free(s->cm_b_prev);
-    for (int k = 0; k < LSX_NPRED; k++) {
-        free(s->err[k][0]);
-        free(s->err[k][1]);
-        free(s->colerr[k]);
-    }
+    free(s->err[0]);
+    free(s->err[1]);
+    free(s->colerr);
     free(s->bg_c);
     free(s->bg_s);
     free(s->bg_w);
     memset(s, 0, sizeof *s);
 }
 
+/* Column n of a row of errors (lsx_state.err). */
+static inline int32_t *err_at(const lsx_state *s, uint32_t m, uint32_t n)
+{
+    return s->err[m & 1] + (LSX_ERR_PAD + (size_t)n) * LSX_LANES;
+}
+
+/* lsx_blend_at and lsx_blend_of (lsmix_arith.h), every member in its own
+ * lane: the error levels (lsx_error_level: the pad columns stand for the
+ * neighbours outside the row; in row 0 the other parity's row is still
+ * all 0, as no row above) and the weights are independent across members,
+ * each lane the scalar sequence of operations; only the sums num and den
+ * run member by member, in the scalar order. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
 uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin)
 {
-    int32_t local[LSX_NPRED], col[LSX_NPRED];
-    for (int k = 0; k < s->np; k++) {
-        const int32_t *cur = s->err[k][m & 1], *up = m > 0 ? s->err[k][(m + 1) & 1] : NULL;
-        local[k] = lsx_error_level(cur, up, n, s->W, s->set, 0);
-        col[k] = s->colerr[k][n];
+    const int32_t *cur = err_at(s, m, n), *up = err_at(s, m + 1, n);
+    lanes_i32 w_, nw, n_, ne, ww, col;
+    LOAD_LANES(w_, cur - LSX_LANES);
+    LOAD_LANES(nw, up - LSX_LANES);
+    LOAD_LANES(n_, up);
+    LOAD_LANES(ne, up + LSX_LANES);
+    LOAD_LANES(col, s->colerr + (size_t)n * LSX_LANES);
+    lanes_i32 local = w_ + nw + n_ + ne;
+    if (s->set) { /* set 1: the error two to the left too */
+        LOAD_LANES(ww, cur - 2 * LSX_LANES);
+        local += ww;
     }
-    return lsx_blend_at(s->np, local, col, s->colerr_w, lsx_colerr_ctx_weight(s->set),
-                        lsx_blend_kind(s->set, s->bg), p, emin);
+    const lanes_i32 e = local + s->colerr_w * col, ectx = local + lsx_colerr_ctx_weight(s->set) * col;
+    int32_t lowest = ectx[0];
+    for (int k = 1; k < s->np; k++) lowest = ectx[k] < lowest ? ectx[k] : lowest;
+    *emin = lowest;
+    const int kind = lsx_blend_kind(s->set, s->bg);
+    const lanes_f64 t = __builtin_convertvector(e, lanes_f64) * (kind == LSX_BLEND_CUBE16 ? 0.0625 : 0.0078125) + 1.0;
+    const lanes_f64 u = t * t * t;
+    const lanes_f64 w = 1.0 / (kind == LSX_BLEND_SIXTH128 ? u * t * t * t : u);
+    double num = 0.0, den = 0.0;
+    for (int k = 0; k < s->np; k++) {
+        num = num + w[k] * p[k];
+        den = den + w[k];
+    }
+    return aurp_round_clamp(num / den);
 }
 
 void lsx_sources(lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls, int32_t *z)
@@ -280,10 +362,10 @@ void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p
 
 void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *p, const int32_t *z)
 {
-    int32_t x16 = (int32_t)x * 16;
+    int32_t x16 = (int32_t)x * 16, *err = err_at(s, m, n);
     for (int k = 0; k < s->np; k++) {
         int32_t d = x16 - lsx_q16(p[k]);
-        s->err[k][m & 1][n] = d < 0 ? -d : d;
+        err[k] = d < 0 ? -d : d;
     }
     if (n == 0) {
         memset(s->af, 0, sizeof s->af);
@@ -308,16 +390,31 @@ void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *
     }
 }
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"), optimize("tree-vectorize")))
+#endif
 void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
 {
-    for (int k = 0; k < s->np && s->colerr_w != 0; k++) {
-        const int32_t *e = s->err[k][m & 1];
-        int32_t *c = s->colerr[k];
+    if (s->colerr_w != 0) /* every member at once (lanes past np stay 0) */
         for (uint32_t n = 0; n < s->W; n++) {
-            const int32_t v = lsx_colerr_input(e, n, s->W, s->bg);
-            c[n] = m == 0 ? v : lsx_mean_step(c[n], v, lsx_colerr_shift(s->bg));
+            const int32_t *e = err_at(s, m, n);
+            lanes_i32 v;
+            LOAD_LANES(v, e);
+            if (s->bg) { /* lsx_colerr_input: the median of the column and its neighbours */
+                lanes_i32 l = v, r = v;
+                if (n > 0) LOAD_LANES(l, e - LSX_LANES);
+                if (n + 1 < s->W) LOAD_LANES(r, e + LSX_LANES);
+                v = MAX_LANES(MIN_LANES(l, v), MIN_LANES(MAX_LANES(l, v), r));
+            }
+            int32_t *c = s->colerr + (size_t)n * LSX_LANES;
+            if (m > 0) { /* lsx_mean_step; >> of a negative lane shifts in its sign (GCC, clang) */
+                const int sh = lsx_colerr_shift(s->bg);
+                lanes_i32 c0;
+                LOAD_LANES(c0, c);
+                v = c0 + ((v - c0 + (1 << (sh - 1))) >> sh);
+            }
+            STORE_LANES(c, v);
         }
-    }
     int32_t *t = s->cm_a_prev;
     s->cm_a_prev = s->cm_a;
     s->cm_a = t;
@@ -334,8 +431,16 @@ void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
         for (uint32_t n = 0; n < s->W; n++) {
             if (m == 0) lsx_bg_column_start(&s->bg_c[n], &s->bg_s[n], row[n]);
             else lsx_bg_column_step(&s->bg_c[n], &s->bg_s[n], m, row[n]);
-            s->bg_w[n] = lsx_bg_weight(s->bg_s[n]);
         }
+        /* lsx_bg_weight, 2^48 / (s^2 + 2^14), as a double division (a
+         * vector of them, where the integer ones ran one by one).  Exact:
+         * a level stays in [0, 16 * 65535], so 16 |r| < 2^24 and a scale,
+         * which grows only below that, stays below 2^25; then d = s^2 +
+         * 2^14 < 2^51 is an exact double, and 2^48 + d < 2^53 keeps the
+         * rounded quotient below the next integer (checked for every s <
+         * 2^26). */
+        for (uint32_t n = 0; n < s->W; n++)
+            s->bg_w[n] = (int64_t)(281474976710656.0 / ((double)s->bg_s[n] * (double)s->bg_s[n] + 16384.0));
         lsx_bg_row_start(&s->bg_row);
     }
 }

@@ -158,6 +158,16 @@ static inline __attribute__((always_inline)) void transpose_lanes(const uint64_t
 #undef LO8
 #undef HI8
 
+int aurp_solve_lanes_entries(int k, const uint16_t *gidx, const uint16_t *hidx)
+{
+    int ne = 0;
+    for (int r = 0; r < k; r++) {
+        for (int s = r; s < k; s++) ne = gidx[r * k + s] >= ne ? gidx[r * k + s] + 1 : ne;
+        ne = hidx[r] >= ne ? hidx[r] + 1 : ne;
+    }
+    return ne;
+}
+
 /* Compiled for one order K alone, so that the triangular loops unroll
  * completely and the factors stay in registers: the chains of different
  * rows then overlap (the generic loops ran about twice as long). */
@@ -167,21 +177,16 @@ static inline __attribute__((always_inline)) void transpose_lanes(const uint64_t
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, const uint16_t *gidx, const uint16_t *hidx,
-                         int ridge_shift, double *a)
+int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, int ne, const uint16_t *gidx,
+                         const uint16_t *hidx, int ridge_shift, double *a)
 {
-    if (k != K) return 0;
-    int ne = 0; /* entries read: 0 .. the largest index */
-    for (int r = 0; r < K; r++) {
-        for (int s = r; s < K; s++) ne = gidx[r * K + s] >= ne ? gidx[r * K + s] + 1 : ne;
-        ne = hidx[r] >= ne ? hidx[r] + 1 : ne;
-    }
-    if (ne > TMAX) return 0;
+    if (k != K || ne > TMAX) return 0;
     gwords_t T[TMAX];
     transpose_lanes(G, stride, ne, T);
 
     glanes_t A[K][K], L[K][K], U[K], invD[K], y[K], x[K], rel, one;
-    for (int l = 0; l < GLANES; l++) rel[l] = AURP_PIVOT_REL, one[l] = 1.0;
+    gmask_t okall;
+    for (int l = 0; l < GLANES; l++) rel[l] = AURP_PIVOT_REL, one[l] = 1.0, okall[l] = -1;
 #pragma GCC unroll 16
     for (int r = 0; r < K; r++) {
         A[r][r] = __builtin_convertvector(T[gidx[r * K + r]] + (T[gidx[r * K + r]] >> ridge_shift), glanes_t);
@@ -201,12 +206,12 @@ int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, const uint16_t
         glanes_t d = A[j][j];
 #pragma GCC unroll 16
         for (int l = 0; l < j; l++) d = d - U[l] * L[j][l];
-        gmask_t ok = (gmask_t)(d > A[j][j] * rel);
-        long long all = -1;
+        okall &= (gmask_t)(d > A[j][j] * rel);
+        long long any = 0;
 #pragma GCC unroll 8
-        for (int l = 0; l < GLANES; l++) all &= ok[l];
-        if (!all) return 0;
-        invD[j] = one / d;
+        for (int l = 0; l < GLANES; l++) any |= okall[l];
+        if (!any) return 0;
+        invD[j] = one / d; /* a lane whose pivot failed goes on with garbage, alone, and is not written */
     }
 #pragma GCC unroll 16
     for (int j = 0; j < K; j++) {
@@ -222,9 +227,13 @@ int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, const uint16_t
         for (int l = j + 1; l < K; l++) t = t - L[l][j] * x[l];
         x[j] = t;
     }
-    for (int l = 0; l < GLANES; l++)
+    int solved = 0;
+    for (int l = 0; l < GLANES; l++) {
+        if (!okall[l]) continue;
         for (int j = 0; j < K; j++) a[l * (size_t)K + j] = x[j][l];
-    return 1;
+        solved |= 1 << l;
+    }
+    return solved;
 }
 #undef K
 #undef TMAX

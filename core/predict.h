@@ -74,17 +74,22 @@ int aurp_solve_ldl(int k, const uint64_t *G, const uint64_t *h, double *a);
  * lane: each lane does exactly the scalar sequence of IEEE operations.  Lane
  * l's exact integers are read from G + l * stride: G'[r][s] = G[l * stride +
  * gidx[r * k + s]] (r <= s), the diagonal aurp_ridged, and h[j] = G[l *
- * stride + hidx[j]], the same k for every lane.  Returns 1 when every lane
- * kept all k regressors (a[l * k + j], j < k, written, bit for bit the
- * scalar result), else 0 and the caller solves those systems with
- * aurp_solve_ldl.  Only k = AURP_SOLVE_LANES_ORDER, lsmix's default (6 lags
+ * stride + hidx[j]], the same k for every lane; ne: entries read a lane,
+ * aurp_solve_lanes_entries of the same k, gidx and hidx (computed once for
+ * a layout, not per call).  Returns the lanes that
+ * kept all k regressors, bit l for lane l (a[l * k + j], j < k, written,
+ * bit for bit the scalar result); the caller solves the others with
+ * aurp_solve_ldl (a lane whose pivot fails stops at a smaller order
+ * there).  Only k = AURP_SOLVE_LANES_ORDER, lsmix's default (6 lags
  * and its six other regressors), has the lane path: compiled for that k
  * alone, the triangular loops unroll and the factors stay in registers
  * (about 13 % of a frame's decoding time); any other k returns 0. */
 #define AURP_SOLVE_LANES 8
 #define AURP_SOLVE_LANES_ORDER 12
-int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, const uint16_t *gidx, const uint16_t *hidx,
-                         int ridge_shift, double *a);
+int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, int ne, const uint16_t *gidx,
+                         const uint16_t *hidx, int ridge_shift, double *a);
+/* 1 + the largest entry of gidx (r <= s) and hidx: what a lane reads. */
+int aurp_solve_lanes_entries(int k, const uint16_t *gidx, const uint16_t *hidx);
 
 /* A ridge system's diagonal entry: the regressor's energy g plus g >> r, a
  * shrinkage in proportion to its own energy (lsmix, FORMAT.md 3.2). */
