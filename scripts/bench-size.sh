@@ -16,7 +16,9 @@
 #    be smaller, so aurp/floor says how much room is left.
 # 2. Speed, whole processes on one 1024 x 1024 frame, median of repeats:
 #    pack vs cjxl -e 9 (target <= 0.25), unpack vs djxl of the -e 9 file
-#    (target <= 2), peak RSS of pack and unpack (GNU time, target <= 64 MiB).
+#    (target <= 2; also both on one thread, the ratio that does not
+#    depend on how each spreads over the cores), peak RSS of pack and
+#    unpack (GNU time, target <= 64 MiB).
 #
 # Environment (all optional):
 #   BUILD              build directory (default build)
@@ -197,6 +199,12 @@ read -r t_unpack rss_unpack < <(timed "$AURP" unpack -f -o "$WORK/s.back" "$WORK
 cmp -s "$sf" "$WORK/s.back" || echo "   aurorapack round trip DIFFERS"
 read -r t_cjxl _ < <(timed cjxl "$WORK/s.pgm" "$WORK/s.jxl" -d 0 -e 9)
 read -r t_djxl _ < <(timed djxl "$WORK/s.jxl" "$WORK/s.dec.pgm")
+# One thread each as well: djxl's default threading moved its time 3x
+# between machines of the same kind, so the single-core ratio is the
+# stable one to compare runs by.
+read -r t_unpack1 _ < <(timed "$AURP" unpack --threads 1 -f -o "$WORK/s.back1" "$WORK/s.aurp")
+cmp -s "$sf" "$WORK/s.back1" || echo "   aurorapack round trip (1 thread) DIFFERS"
+read -r t_djxl1 _ < <(timed djxl "$WORK/s.jxl" "$WORK/s.dec1.pgm" --num_threads=1)
 "$PIX" same "$sf" "$WORK/s.dec.pgm" || echo "   cjxl/djxl round trip DIFFERS"
 row() { # what, ours, theirs label, theirs, target
     awk -v w="$1" -v a="$2" -v l="$3" -v b="$4" -v t="$5" 'BEGIN {
@@ -205,5 +213,6 @@ row() { # what, ours, theirs label, theirs, target
 }
 row "aurorapack pack" "$t_pack" "cjxl -d 0 -e 9" "$t_cjxl" 0.25
 row "aurorapack unpack" "$t_unpack" "djxl (-e 9 file)" "$t_djxl" 2
+row "unpack, 1 thread each" "$t_unpack1" "djxl, 1 thread" "$t_djxl1" 2
 awk -v p="$rss_pack" -v u="$rss_unpack" 'BEGIN {
     printf "%-26s pack %6.1f MiB   unpack %6.1f MiB   (target <= 64 MiB)\n", "peak RSS (GNU time)", p / 1024, u / 1024 }'
