@@ -15,8 +15,7 @@
  *                   rounding by lsx_cas_finish, the C core's function. */
 #include "lsmix_kernels.h"
 
-#include <cub/block/block_scan.cuh>
-
+#include "hist_quantile.cuh"
 #include "lsmix_arith.h"
 
 #define CAS_SMALL 1024     /* |e1| below this: a block's shared histogram */
@@ -49,31 +48,11 @@ __global__ void __launch_bounds__(CAS_THREADS) cas_hist_kernel(const int32_t *__
 
 /* The smallest v < 65535 whose running count exceeds count / 2, else 65535
  * (lsx_cas_clip's median). */
-__global__ void __launch_bounds__(1024) cas_median_kernel(const uint32_t *__restrict__ hist, uint64_t count,
-                                                          uint32_t *__restrict__ md)
+__global__ void __launch_bounds__(HIST_QUANTILE_THREADS) cas_median_kernel(const uint32_t *__restrict__ hist,
+                                                                           uint64_t count, uint32_t *__restrict__ md)
 {
-    typedef cub::BlockScan<uint64_t, 1024> Scan;
-    __shared__ typename Scan::TempStorage tmp;
-    __shared__ uint32_t found;
-    if (threadIdx.x == 0) found = 65535;
-    const uint64_t half = count / 2;
-    uint64_t sum = 0;
-    for (int i = 0; i < 64; i++) sum += hist[threadIdx.x * 64 + i];
-    uint64_t before;
-    Scan(tmp).ExclusiveSum(sum, before);
-    __syncthreads();
-    uint64_t acc = before;
-    for (int i = 0; i < 64; i++) {
-        const uint32_t v = threadIdx.x * 64 + i;
-        if (v >= 65535) break;
-        acc += hist[v];
-        if (acc > half) {
-            atomicMin(&found, v);
-            break;
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) *md = found;
+    const uint32_t v = hist_quantile(hist, count / 2);
+    if (threadIdx.x == 0) *md = v;
 }
 
 __global__ void cas_clip_kernel(const int32_t *__restrict__ e1, uint64_t px, const uint32_t *__restrict__ md,
@@ -128,7 +107,7 @@ cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t
     cudaError_t rc = cudaMemsetAsync(hist, 0, 65536 * sizeof *hist, st);
     if (rc != cudaSuccess) return rc;
     cas_hist_kernel<<<264, CAS_THREADS, 0, st>>>(e1, W, px, hist);
-    cas_median_kernel<<<1, 1024, 0, st>>>(hist, px - W, md);
+    cas_median_kernel<<<1, HIST_QUANTILE_THREADS, 0, st>>>(hist, px - W, md);
     cas_clip_kernel<<<1024, CAS_THREADS, 0, st>>>(e1, px, md, ec);
     rc = cudaMemsetAsync(R, 0, sizeof *R * (size_t)no, st);
     if (rc != cudaSuccess) return rc;
@@ -157,8 +136,7 @@ __global__ void __launch_bounds__(CAS_THREADS) cas_final_kernel(const uint16_t *
             int32_t acc = 0;
             for (int j = 0; j < LSX_CAS_NR; j++)
                 if (i >= (uint64_t)j + 1) acc += (int32_t)sw[j] * ec[i - 1 - j];
-            pred += lsx_cas_finish(acc, sw, ec, W, m, n);
-            pred = pred < 0 ? 0 : pred > 65535 ? 65535 : pred;
+            pred = lsx_cas_apply(pred, lsx_cas_finish(acc, sw, ec, W, m, n));
         }
         pp.res[i] = (int32_t)x[i] - pred;
         pp.itok[i] = (uint8_t)lsx_intensity_token((uint16_t)pred, off);

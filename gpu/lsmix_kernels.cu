@@ -5,8 +5,7 @@
  * token counts) in the same order as the C core. */
 #include "lsmix_kernels.h"
 
-#include <cub/block/block_scan.cuh>
-
+#include "hist_quantile.cuh"
 #include "imgstream.h"
 #include "lsmix_arith.h"
 #include "lsmix_prior.h"
@@ -56,37 +55,17 @@ cudaError_t lsx_gpu_pixel_histogram(const uint16_t *x, size_t px, uint32_t *hist
 }
 
 /* The smallest v < 65535 whose cumulative count exceeds px / 1000, else
- * 65535: each thread scans 64 bins after a block scan of their sums. */
-__global__ void __launch_bounds__(1024) ioff_kernel(const uint32_t *__restrict__ hist, uint64_t px,
-                                                    uint16_t *__restrict__ ioff)
+ * 65535. */
+__global__ void __launch_bounds__(HIST_QUANTILE_THREADS) ioff_kernel(const uint32_t *__restrict__ hist, uint64_t px,
+                                                                     uint16_t *__restrict__ ioff)
 {
-    typedef cub::BlockScan<uint64_t, 1024> Scan;
-    __shared__ typename Scan::TempStorage tmp;
-    __shared__ uint32_t found;
-    if (threadIdx.x == 0) found = 65535;
-    const uint64_t want = px * LSX_IOFF_PERMILLE / 1000;
-    uint64_t sum = 0;
-    for (int i = 0; i < 64; i++) sum += hist[threadIdx.x * 64 + i];
-    uint64_t before;
-    Scan(tmp).ExclusiveSum(sum, before);
-    __syncthreads();
-    uint64_t acc = before;
-    for (int i = 0; i < 64; i++) {
-        uint32_t v = threadIdx.x * 64 + i;
-        if (v >= 65535) break;
-        acc += hist[v];
-        if (acc > want) {
-            atomicMin(&found, v);
-            break;
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) *ioff = (uint16_t)found;
+    const uint32_t v = hist_quantile(hist, px * LSX_IOFF_PERMILLE / 1000);
+    if (threadIdx.x == 0) *ioff = (uint16_t)v;
 }
 
 cudaError_t lsx_gpu_ioff(const uint32_t *hist, uint64_t px, uint16_t *ioff, cudaStream_t st)
 {
-    ioff_kernel<<<1, 1024, 0, st>>>(hist, px, ioff);
+    ioff_kernel<<<1, HIST_QUANTILE_THREADS, 0, st>>>(hist, px, ioff);
     return cudaGetLastError();
 }
 
