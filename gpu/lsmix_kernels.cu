@@ -869,22 +869,33 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding
     }
     tab[lane] = c0;
     tab[lane + 32] = c1;
+    /* the context's total count, kept exact: an interval's total is
+     * summed off the chain, and the warp sums the halved counts again only
+     * where it halves */
+    uint32_t total = warp_sum(c0 + c1);
     /* table j + 1 from table j's counts and interval j's; COUNTS_AHEAD
-     * intervals are loaded before the chain takes them, so that the warp
-     * waits for memory once per COUNTS_AHEAD intervals */
+     * intervals are loaded (and their totals summed) before the chain
+     * takes them, so that the warp waits for memory once per COUNTS_AHEAD
+     * intervals */
     for (uint32_t j0 = 0; j0 + 1 < c.nint; j0 += COUNTS_AHEAD) {
-        uint32_t a0[COUNTS_AHEAD], a1[COUNTS_AHEAD];
+        uint32_t a0[COUNTS_AHEAD], a1[COUNTS_AHEAD], at[COUNTS_AHEAD];
 #pragma unroll
         for (int k = 0; k < COUNTS_AHEAD; k++) {
             const uint16_t *hj = h + (size_t)(j0 + k + 1 < c.nint ? j0 + k : j0) * stride;
             a0[k] = hj[lane], a1[k] = hj[lane + 32];
         }
 #pragma unroll
+        for (int k = 0; k < COUNTS_AHEAD; k++) at[k] = warp_sum(a0[k] + a1[k]);
+#pragma unroll
         for (int k = 0; k < COUNTS_AHEAD; k++) {
             const uint32_t j = j0 + (uint32_t)k;
             if (j + 1 >= c.nint) break;
             c0 += a0[k], c1 += a1[k];
-            if (warp_sum(c0 + c1) > CTX_HALVE_AT) c0 = (c0 + 1) >> 1, c1 = (c1 + 1) >> 1;
+            total += at[k];
+            if (total > CTX_HALVE_AT) {
+                c0 = (c0 + 1) >> 1, c1 = (c1 + 1) >> 1;
+                total = warp_sum(c0 + c1);
+            }
             uint32_t *tj = tab + (size_t)(j + 1) * stride;
             tj[lane] = c0;
             tj[lane + 32] = c1;
