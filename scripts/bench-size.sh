@@ -199,13 +199,14 @@ read -r t_unpack rss_unpack < <(timed "$AURP" unpack -f -o "$WORK/s.back" "$WORK
 cmp -s "$sf" "$WORK/s.back" || echo "   aurorapack round trip DIFFERS"
 read -r t_cjxl _ < <(timed cjxl "$WORK/s.pgm" "$WORK/s.jxl" -d 0 -e 9)
 read -r t_djxl _ < <(timed djxl "$WORK/s.jxl" "$WORK/s.dec.pgm")
+"$PIX" same "$sf" "$WORK/s.dec.pgm" || echo "   cjxl/djxl round trip DIFFERS"
 # One thread each as well: djxl's default threading moved its time 3x
 # between machines of the same kind, so the single-core ratio is the
 # stable one to compare runs by.
 read -r t_unpack1 _ < <(timed "$AURP" unpack --threads 1 -f -o "$WORK/s.back1" "$WORK/s.aurp")
 cmp -s "$sf" "$WORK/s.back1" || echo "   aurorapack round trip (1 thread) DIFFERS"
 read -r t_djxl1 _ < <(timed djxl "$WORK/s.jxl" "$WORK/s.dec1.pgm" --num_threads=1)
-"$PIX" same "$sf" "$WORK/s.dec.pgm" || echo "   cjxl/djxl round trip DIFFERS"
+"$PIX" same "$sf" "$WORK/s.dec1.pgm" || echo "   cjxl/djxl round trip (1 thread) DIFFERS"
 row() { # what, ours, theirs label, theirs, target
     awk -v w="$1" -v a="$2" -v l="$3" -v b="$4" -v t="$5" 'BEGIN {
         r = (a + 0 > 0 && b + 0 > 0) ? sprintf("%.3f", a / b) : "-";

@@ -2,7 +2,7 @@
 # Everything the GPU encoder needs on the device machine, in one call:
 # build, GPU tests (byte-identical to the CPU encoder), compute-sanitizer
 # memcheck + racecheck on small frames, and the benchmark.  Logs go to $OUT.
-#   run tool:  scripts/device-run.sh [test|sanitize|bench|cli|daemon ...]   (carry .carry)
+#   run tool:  scripts/device-run.sh [test|sanitize|bench|cli|daemon|gpufault|profile|racediag ...]   (carry .carry)
 # Default: test sanitize bench cli daemon.
 # Frames: tests/data/real/*.fits (the real frames; they travel with the tree).
 set -u
