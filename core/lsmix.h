@@ -57,9 +57,10 @@ typedef struct {
 /* ---- the LS predictor of one band of columns ------------------------ */
 
 /* The prefix rows are written a whole vector row at a time, past the last
- * entry (lsmix_predict.c): LSX_PRE_PAD entries of room after each. */
+ * entry (lsmix_predict.c): LSX_PRE_PAD entries of room after each, and a
+ * row starts on a 64-byte boundary. */
 #define LSX_PRE_PAD 32
-#define LSX_PRE_STRIDE(ne) ((size_t)(ne) + LSX_PRE_PAD)
+#define LSX_PRE_STRIDE(ne) (((size_t)(ne) + LSX_PRE_PAD + 7) / 8 * 8)
 
 typedef struct {
     lsx_params p;

@@ -53,7 +53,10 @@ int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uin
     b->hi = c1 + R < W ? c1 + R : W;
     size_t cols = c1 - c0;
     b->G = calloc(cols * (size_t)b->NE, sizeof *b->G);
-    b->pre = calloc(((size_t)p->M + 1) * LSX_PRE_STRIDE(b->NE), sizeof *b->pre);
+    /* the ring's rows on whole cache lines (add_outer_product_13) */
+    const size_t pre_bytes = ((size_t)p->M + 1) * LSX_PRE_STRIDE(b->NE) * sizeof *b->pre;
+    b->pre = aligned_alloc(64, (pre_bytes + 63) / 64 * 64);
+    if (b->pre) memset(b->pre, 0, pre_bytes);
     b->coef = calloc(cols * (size_t)b->D, sizeof *b->coef);
     b->kused = calloc(cols, 1);
     if (!b->G || !b->pre || !b->coef || !b->kused) {
@@ -100,6 +103,59 @@ static inline __attribute__((always_inline)) void add_outer_product(const uint32
     }
 }
 
+/* add_outer_product for the default order (Z = 13, NE = 91), in G's own
+ * layout: eight entries a vector, each entry's two factors picked out of
+ * the regressors by a constant shuffle.  Every store is then one whole
+ * aligned vector, which the next column's prefix and the window's
+ * difference load back whole: the row-by-row stores above overlap, and a
+ * load over parts of two stores still in flight waits until both reach
+ * the cache, once a column (6-14 % of the decode, docs/BENCHMARKS.md).
+ * The products are formed in double: the factors are below 2^21, so a
+ * product is an exact integer below 2^42, and its bits plus 2^52's are
+ * the integer itself (GCC picks no 32 x 32 -> 64 vector multiply for
+ * these vectors on any target).  Chunk c's lane j is entry e = 8c + j =
+ * lsx_tri(r, s, 13), factors z[r] z[s]; the lanes past 90 write (0, 0)
+ * into the ring's padding. */
+typedef double lsx_z16 __attribute__((vector_size(16 * sizeof(double))));
+typedef double lsx_z8 __attribute__((vector_size(8 * sizeof(double))));
+typedef uint64_t lsx_e8 __attribute__((vector_size(8 * sizeof(uint64_t))));
+_Static_assert(AURP_SOLVE_LANES_ORDER + 1 == 13 && LSX_PRE_STRIDE(91) % 8 == 0 && LSX_PRE_STRIDE(91) >= 96,
+               "the chunks below cover the default order's 91 entries in whole aligned vectors");
+static inline __attribute__((always_inline)) void add_outer_product_13(const uint32_t *z, const uint64_t *a,
+                                                                      uint64_t *o)
+{
+    const lsx_z16 zv = {z[0], z[1], z[2], z[3], z[4], z[5], z[6], z[7], z[8], z[9], z[10], z[11], z[12], 0, 0, 0};
+    const double two52 = 0x1p52;
+    const lsx_z8 bias = {two52, two52, two52, two52, two52, two52, two52, two52};
+    lsx_e8 bias_bits;
+    memcpy(&bias_bits, &bias, sizeof bias_bits);
+#define CHUNK(c, r0, r1, r2, r3, r4, r5, r6, r7, s0, s1, s2, s3, s4, s5, s6, s7)                           \
+    do {                                                                                                \
+        const lsx_z8 zr = __builtin_shufflevector(zv, zv, r0, r1, r2, r3, r4, r5, r6, r7);              \
+        const lsx_z8 zs = __builtin_shufflevector(zv, zv, s0, s1, s2, s3, s4, s5, s6, s7);              \
+        const lsx_z8 biased = zr * zs + bias;                                                           \
+        lsx_e8 prefix, product;                                                                         \
+        memcpy(&product, &biased, sizeof product);                                                      \
+        memcpy(&prefix, a + 8 * (c), sizeof prefix);                                                    \
+        prefix += product - bias_bits;                                                                  \
+        memcpy(o + 8 * (c), &prefix, sizeof prefix);                                                    \
+    } while (0)
+    /*    c  r of lanes 0..7            s of lanes 0..7 */
+    CHUNK(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7);
+    CHUNK(1, 0, 0, 0, 0, 0, 1, 1, 1, 8, 9, 10, 11, 12, 1, 2, 3);
+    CHUNK(2, 1, 1, 1, 1, 1, 1, 1, 1, 4, 5, 6, 7, 8, 9, 10, 11);
+    CHUNK(3, 1, 2, 2, 2, 2, 2, 2, 2, 12, 2, 3, 4, 5, 6, 7, 8);
+    CHUNK(4, 2, 2, 2, 2, 3, 3, 3, 3, 9, 10, 11, 12, 3, 4, 5, 6);
+    CHUNK(5, 3, 3, 3, 3, 3, 3, 4, 4, 7, 8, 9, 10, 11, 12, 4, 5);
+    CHUNK(6, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7, 8, 9, 10, 11, 12, 5);
+    CHUNK(7, 5, 5, 5, 5, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12, 6);
+    CHUNK(8, 6, 6, 6, 6, 6, 6, 7, 7, 7, 8, 9, 10, 11, 12, 7, 8);
+    CHUNK(9, 7, 7, 7, 7, 8, 8, 8, 8, 9, 10, 11, 12, 8, 9, 10, 11);
+    CHUNK(10, 8, 9, 9, 9, 9, 10, 10, 10, 12, 9, 10, 11, 12, 10, 11, 12);
+    CHUNK(11, 11, 11, 12, 0, 0, 0, 0, 0, 11, 12, 12, 0, 0, 0, 0, 0);
+#undef CHUNK
+}
+
 /* Adds row i = m-1 to G: G <- G - round(G / 2^f) + (window sum of z z^T).
  * The window sums are differences of a prefix over the columns of the
  * outer products (mod 2^64; every window difference is a true sum <
@@ -131,7 +187,10 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
         regressors(K, W, cur, prev, cm_a, cm_b, q, z);
         z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, q, Z - 1); /* the target */
         uint64_t *ph = pre + (size_t)(t % ring) * ps;
-        add_outer_product(z, Z, pre + (size_t)((t - 1) % ring) * ps, ph);
+        if (Z == AURP_SOLVE_LANES_ORDER + 1)
+            add_outer_product_13(z, pre + (size_t)((t - 1) % ring) * ps, ph);
+        else
+            add_outer_product(z, Z, pre + (size_t)((t - 1) % ring) * ps, ph);
         /* the columns whose window ends at column lo + t (w1 - w0 <= M: w0's row is in the ring) */
         for (; n < b->c1 && (n + R + 1 < W ? n + R + 1 : W) == b->lo + t; n++) {
             const uint32_t w0 = n > R ? n - R : 0;
@@ -143,7 +202,7 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
 }
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize")))
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"), optimize("tree-vectorize")))
 #endif
 static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const int32_t *cm_a,
                              const int32_t *cm_b)
