@@ -75,6 +75,34 @@ static inline AURP_HD void lsx_bg_column_step(int32_t *c, int32_t *s, uint32_t m
     if (*s < LSX_BG_SMIN) *s = LSX_BG_SMIN;
 }
 
+/* lsx_bg_column_step for the W columns of row m >= 1 at once, in 32-bit
+ * lanes and without branches, so that the compiler can run the columns in
+ * vector lanes (the scalar steps cost a twentieth of a decode, on its
+ * sequential thread).  The same values (tests/unit/test_core_bg.c checks
+ * them against lsx_bg_column_step): c is a level of 16-bit pixels (Q4,
+ * below 2^20), so |r| < 2^20; s stays below 2^25 (lsx_end_row), so 59 s <
+ * 2^31 and L < 2^23; the rounded move (rc + 2^(shift-1)) is below 2^24
+ * and floor(v / 2^shift) is the arithmetic shift v >> shift.  (Host
+ * only: the GPU steps a column a thread.) */
+#ifndef __CUDACC__
+static inline void lsx_bg_columns_step(int32_t *restrict c, int32_t *restrict s, uint32_t m,
+                                       const uint16_t *restrict x, uint32_t W)
+{
+    const int base = m + 1 < (1u << LSX_BG_SHIFT) ? aurp_msb32(m + 1) : LSX_BG_SHIFT;
+    const int outlier = base + LSX_BG_OUTLIER;
+    const int32_t half = 1 << (base - 1), half_outlier = 1 << (outlier - 1);
+    for (uint32_t n = 0; n < W; n++) {
+        const int32_t cn = c[n], sn = s[n];
+        const int32_t r = 16 * (int32_t)x[n] - cn, lim = (sn * 59) >> 8;
+        const int32_t ar = r < 0 ? -r : r;
+        const int32_t rc = r > lim ? lim : r < -lim ? -lim : r;
+        c[n] = cn + (ar > lim ? (rc + half_outlier) >> outlier : (rc + half) >> base);
+        const int32_t s2 = 16 * ar > sn ? sn + (sn >> 4) : sn - (sn >> 4);
+        s[n] = s2 < LSX_BG_SMIN ? LSX_BG_SMIN : s2;
+    }
+}
+#endif
+
 /* The row offset along row m: sums w and w * (clipped residual), and
  * their quotient o (Q4), the offset of the next pixel. */
 typedef struct {

@@ -487,10 +487,10 @@ void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
         s->cm_b[n] = m == 0 ? x16 : lsx_mean_step(b, x16, LSX_CM_B_SHIFT);
     }
     if (s->bg) {
-        for (uint32_t n = 0; n < s->W; n++) {
-            if (m == 0) lsx_bg_column_start(&s->bg_c[n], &s->bg_s[n], row[n]);
-            else lsx_bg_column_step(&s->bg_c[n], &s->bg_s[n], m, row[n]);
-        }
+        if (m == 0)
+            for (uint32_t n = 0; n < s->W; n++) lsx_bg_column_start(&s->bg_c[n], &s->bg_s[n], row[n]);
+        else
+            lsx_bg_columns_step(s->bg_c, s->bg_s, m, row, s->W);
         /* lsx_bg_weight, 2^48 / (s^2 + 2^14), as a double division (a
          * vector of them, where the integer ones ran one by one).  Exact:
          * a level stays in [0, 16 * 65535], so 16 |r| < 2^24 and a scale,

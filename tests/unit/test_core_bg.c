@@ -73,3 +73,52 @@ Test(core_bg, weights_favour_quiet_columns_and_never_vanish)
     cr_assert_geq(lsx_bg_weight(256 * 65535), 1, "the brightest columns still count");
     cr_assert_eq(lsx_bg_limit(256), 59, "2.5 sigma of a 1 ADU scale, Q4");
 }
+
+/* lsx_bg_columns_step, the vector form lsx_end_row uses, gives the values
+ * of lsx_bg_column_step column by column: on random states over the whole
+ * range the format allows (levels of 16-bit pixels, scales up to 2^25),
+ * at every rate (the first rows' and the outliers' shifts), and along
+ * rows of extreme pixels that drive the scales to their largest. */
+Test(core_bg, columns_step_is_the_column_step)
+{
+    enum { W = 4099 }; /* not a multiple of any vector width */
+    static int32_t c[W], s[W], c_ref[W], s_ref[W];
+    static uint16_t x[W];
+    uint32_t rng = 7;
+    const uint32_t rows[] = {1, 2, 3, 6, 7, 14, 15, 30, 31, 32, 33, 1000, 65535};
+    for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+        for (int n = 0; n < W; n++) {
+            rng = rng * 1664525u + 1013904223u;
+            c[n] = (int32_t)(rng % (16u * 65535u + 1));
+            rng = rng * 1664525u + 1013904223u;
+            s[n] = LSX_BG_SMIN + (int32_t)(rng % ((1u << 25) - LSX_BG_SMIN));
+            rng = rng * 1664525u + 1013904223u;
+            x[n] = n % 7 == 0 ? (uint16_t)(n % 2 ? 65535 : 0) : (uint16_t)(rng >> 16);
+            c_ref[n] = c[n], s_ref[n] = s[n];
+        }
+        lsx_bg_columns_step(c, s, rows[k], x, W);
+        for (int n = 0; n < W; n++) {
+            lsx_bg_column_step(&c_ref[n], &s_ref[n], rows[k], x[n]);
+            cr_assert(c[n] == c_ref[n] && s[n] == s_ref[n], "row %u column %d: (%d, %d), the column step (%d, %d)",
+                      rows[k], n, c[n], s[n], c_ref[n], s_ref[n]);
+        }
+    }
+    /* a frame's worth of rows from row 0, alternating 0 and 65535 in some
+     * columns (the scale grows as far as it can), noise in the others */
+    for (int n = 0; n < W; n++) {
+        lsx_bg_column_start(&c[n], &s[n], (uint16_t)(1000 + n));
+        c_ref[n] = c[n], s_ref[n] = s[n];
+    }
+    int32_t s_max = 0;
+    for (uint32_t m = 1; m < 1100; m++) {
+        for (int n = 0; n < W; n++)
+            x[n] = n % 3 == 0 ? (uint16_t)((m + (uint32_t)n) % 2 ? 65535 : 0) : (uint16_t)(1000 + n + noise(&rng, 50));
+        lsx_bg_columns_step(c, s, m, x, W);
+        for (int n = 0; n < W; n++) {
+            lsx_bg_column_step(&c_ref[n], &s_ref[n], m, x[n]);
+            cr_assert(c[n] == c_ref[n] && s[n] == s_ref[n], "row %u column %d differs", m, n);
+            s_max = s[n] > s_max ? s[n] : s_max;
+        }
+    }
+    cr_assert_gt(s_max, 1 << 20, "the extreme columns' scales grew (%d, Q8)", s_max);
+}
