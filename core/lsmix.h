@@ -115,7 +115,11 @@ typedef struct {
     lsx_bg_row bg_row;            /* BG row offset of the current row */
     lsx_rl rl[LSX_RL_N];          /* set 2: the RL members of the current row (lsmix_rl.h) */
     double rl_pred[LSX_RL_N];     /* and their predictions of the current pixel */
+    double *blend_w;              /* [LSX_BLEND_TABLE] lsx_blend_weight(e) of the stream's blend kind */
 } lsx_state;
+
+/* Error levels below this have their blend weight looked up (lsx_blend). */
+#define LSX_BLEND_TABLE 16384
 
 int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg);
 void lsx_state_free(lsx_state *s);

@@ -198,14 +198,20 @@ static inline AURP_HD int lsx_blend_kind(int set, int bg)
     return !bg ? LSX_BLEND_CUBE16 : set ? LSX_BLEND_CUBE128 : LSX_BLEND_SIXTH128;
 }
 
+/* The weight of a member whose error level is e. */
+static inline AURP_HD double lsx_blend_weight(int32_t e, int kind)
+{
+    double t = (double)e * (kind == LSX_BLEND_CUBE16 ? 0.0625 : 0.0078125) + 1.0, u = t * t * t;
+    return 1.0 / (kind == LSX_BLEND_SIXTH128 ? u * t * t * t : u);
+}
+
 /* The blend of predictions p[0..np-1] with error levels e[0..np-1],
  * rounded and clamped. */
 static inline AURP_HD uint16_t lsx_blend_of(int np, const int32_t *e, const double *p, int kind)
 {
     double num = 0.0, den = 0.0;
     for (int k = 0; k < np; k++) {
-        double t = (double)e[k] * (kind == LSX_BLEND_CUBE16 ? 0.0625 : 0.0078125) + 1.0, u = t * t * t;
-        double w = 1.0 / (kind == LSX_BLEND_SIXTH128 ? u * t * t * t : u);
+        double w = lsx_blend_weight(e[k], kind);
         num = num + w * p[k];
         den = den + w;
     }

@@ -319,10 +319,14 @@ int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
     s->err[0] = calloc(err_cols * LSX_LANES, sizeof(int32_t));
     s->err[1] = calloc(err_cols * LSX_LANES, sizeof(int32_t));
     s->colerr = calloc((size_t)W * LSX_LANES, sizeof(int32_t));
-    if (!s->err[0] || !s->err[1] || !s->colerr || (s->bg && !(s->bg_w = calloc(W, sizeof(int64_t))))) {
+    s->blend_w = malloc(LSX_BLEND_TABLE * sizeof *s->blend_w);
+    if (!s->err[0] || !s->err[1] || !s->colerr || !s->blend_w ||
+        (s->bg && !(s->bg_w = calloc(W, sizeof(int64_t))))) {
         lsx_state_free(s);
         return -1;
     }
+    const int kind = lsx_blend_kind(set, s->bg);
+    for (int32_t e = 0; e < LSX_BLEND_TABLE; e++) s->blend_w[e] = lsx_blend_weight(e, kind);
     return 0;
 }
 
@@ -338,6 +342,7 @@ void lsx_state_free(lsx_state *s)
     free(s->bg_c);
     free(s->bg_s);
     free(s->bg_w);
+    free(s->blend_w);
     memset(s, 0, sizeof *s);
 }
 
@@ -374,6 +379,21 @@ uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, 
     int32_t lowest = ectx[0];
     for (int k = 1; k < s->np; k++) lowest = ectx[k] < lowest ? ectx[k] : lowest;
     *emin = lowest;
+    /* the weights, a pure function of the integer level, from the table
+     * where every level is in it (lanes past np are 0): the division and
+     * powers leave the pixel's critical path */
+    const lanes_i32 outside = (e < 0) | (e >= LSX_BLEND_TABLE);
+    int any_outside = 0;
+    for (int k = 0; k < LSX_LANES; k++) any_outside |= outside[k];
+    if (!any_outside) {
+        double num = 0.0, den = 0.0;
+        for (int k = 0; k < s->np; k++) {
+            const double w = s->blend_w[e[k]];
+            num = num + w * p[k];
+            den = den + w;
+        }
+        return aurp_round_clamp(num / den);
+    }
     const int kind = lsx_blend_kind(s->set, s->bg);
     const lanes_f64 t = __builtin_convertvector(e, lanes_f64) * (kind == LSX_BLEND_CUBE16 ? 0.0625 : 0.0078125) + 1.0;
     const lanes_f64 u = t * t * t;
