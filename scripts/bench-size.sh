@@ -177,6 +177,10 @@ if [ -z "$sf" ]; then
     "$SIM" --one "$sf" -q --seed 1 --start-time 2014-07-15T00:00:00
 fi
 echo "   frame: $what ($(size_of "$sf") bytes)"
+# the ratios are the machine's as much as the code's (docs/BENCHMARKS.md): name it
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)
+grep -qw avx512f /proc/cpuinfo 2>/dev/null && cpu="$cpu, AVX-512" || cpu="$cpu, no AVX-512"
+echo "   machine: ${cpu#, }"
 if [ "$have_jxl" != 1 ]; then echo "   cjxl/djxl not installed: no speed table"; exit 0; fi
 "$PIX" pgm "$sf" "$WORK/s.pgm"
 
