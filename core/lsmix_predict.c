@@ -379,25 +379,21 @@ uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, 
     int32_t lowest = ectx[0];
     for (int k = 1; k < s->np; k++) lowest = ectx[k] < lowest ? ectx[k] : lowest;
     *emin = lowest;
-    /* the weights, a pure function of the integer level, from the table
-     * where every level is in it (lanes past np are 0): the division and
-     * powers leave the pixel's critical path */
+    /* the weights, a pure function of the integer level: from the table
+     * where every level is in it (lanes past np are 0), which takes the
+     * powers and the division off the pixel's critical path */
     const lanes_i32 outside = (e < 0) | (e >= LSX_BLEND_TABLE);
     int any_outside = 0;
     for (int k = 0; k < LSX_LANES; k++) any_outside |= outside[k];
+    lanes_f64 w = {0};
     if (!any_outside) {
-        double num = 0.0, den = 0.0;
-        for (int k = 0; k < s->np; k++) {
-            const double w = s->blend_w[e[k]];
-            num = num + w * p[k];
-            den = den + w;
-        }
-        return aurp_round_clamp(num / den);
+        for (int k = 0; k < s->np; k++) w[k] = s->blend_w[e[k]];
+    } else {
+        const int kind = lsx_blend_kind(s->set, s->bg);
+        const lanes_f64 t = __builtin_convertvector(e, lanes_f64) * (kind == LSX_BLEND_CUBE16 ? 0.0625 : 0.0078125) + 1.0;
+        const lanes_f64 u = t * t * t;
+        w = 1.0 / (kind == LSX_BLEND_SIXTH128 ? u * t * t * t : u);
     }
-    const int kind = lsx_blend_kind(s->set, s->bg);
-    const lanes_f64 t = __builtin_convertvector(e, lanes_f64) * (kind == LSX_BLEND_CUBE16 ? 0.0625 : 0.0078125) + 1.0;
-    const lanes_f64 u = t * t * t;
-    const lanes_f64 w = 1.0 / (kind == LSX_BLEND_SIXTH128 ? u * t * t * t : u);
     double num = 0.0, den = 0.0;
     for (int k = 0; k < s->np; k++) {
         num = num + w[k] * p[k];
