@@ -7,14 +7,18 @@
 
 #include "lsmix.h"
 
+/* The next state of a linear congruential generator. */
+static uint32_t lcg(uint32_t *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return *state;
+}
+
 /* Deterministic noise of about +-sd (a sum of uniforms). */
 static int noise(uint32_t *state, int sd)
 {
     int v = 0;
-    for (int k = 0; k < 4; k++) {
-        *state = *state * 1664525u + 1013904223u;
-        v += (int)(*state >> 16) % (sd + 1) - sd / 2;
-    }
+    for (int k = 0; k < 4; k++) v += (int)(lcg(state) >> 16) % (sd + 1) - sd / 2;
     return v;
 }
 
@@ -88,12 +92,9 @@ Test(core_bg, columns_step_is_the_column_step)
     const uint32_t rows[] = {1, 2, 3, 6, 7, 14, 15, 30, 31, 32, 33, 1000, 65535};
     for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
         for (int n = 0; n < W; n++) {
-            rng = rng * 1664525u + 1013904223u;
-            c[n] = (int32_t)(rng % (16u * 65535u + 1));
-            rng = rng * 1664525u + 1013904223u;
-            s[n] = LSX_BG_SMIN + (int32_t)(rng % ((1u << 25) - LSX_BG_SMIN));
-            rng = rng * 1664525u + 1013904223u;
-            x[n] = n % 7 == 0 ? (uint16_t)(n % 2 ? 65535 : 0) : (uint16_t)(rng >> 16);
+            c[n] = (int32_t)(lcg(&rng) % (16u * 65535u + 1));
+            s[n] = LSX_BG_SMIN + (int32_t)(lcg(&rng) % ((1u << 25) - LSX_BG_SMIN));
+            x[n] = n % 7 == 0 ? (uint16_t)(n % 2 ? 65535 : 0) : (uint16_t)(lcg(&rng) >> 16);
             c_ref[n] = c[n], s_ref[n] = s[n];
         }
         lsx_bg_columns_step(c, s, rows[k], x, W);
