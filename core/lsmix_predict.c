@@ -109,7 +109,7 @@ static inline __attribute__((always_inline)) void add_outer_product(const uint32
  * aligned vector, which the next column's prefix and the window's
  * difference load back whole: the row-by-row stores above overlap, and a
  * load over parts of two stores still in flight waits until both reach
- * the cache, once a column (6-14 % of the decode, docs/BENCHMARKS.md).
+ * the cache, once a column (9-12 % of the decode, docs/BENCHMARKS.md).
  * The products are formed in double: the factors are below 2^21, so a
  * product is an exact integer below 2^42, and its bits plus 2^52's are
  * the integer itself (GCC picks no 32 x 32 -> 64 vector multiply for
