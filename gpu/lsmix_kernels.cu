@@ -957,19 +957,38 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding
 }
 
 /* rANS (ctx_rans_encode): a block per (segment, candidate).  The symbols
- * of 512 pixels at a time are staged in shared memory by warps 1-3 while
+ * of 256 pixels at a time are staged in shared memory by warps 1-3 while
  * lane 0 of warp 0 runs the chain over the previous chunk, back to front,
  * into a shared buffer; warps 1-3 copy a chunk's bytes to the end of the
- * segment's slot while the chain runs the next. */
-#define RANS_CHUNK 512
+ * segment's slot while the chain runs the next.
+ *
+ * The chain's instructions set the stage's time as much as its latency
+ * (about 1000 chains share the 528 schedulers), so the stagers prepare
+ * every value that does not depend on the state: a step of the chain is
+ * its compares against x, two byte stores, the shifts and one
+ * multiply-add (43 instructions a pixel against 74 with the symbols
+ * staged as the token's entry and a packed word; the stage 1.84 -> 1.33-
+ * 1.39 ms on the H100, docs/GPU.md).  512 pixels a chunk would not fit
+ * 48 KiB of shared memory; 128 took 2.2 ms. */
+#define RANS_CHUNK 256
 #define RANS_THREADS 128
+#define RANS_STAGERS (RANS_THREADS - 32)
 
-/* A staged pixel: its token's coder entry {rcp, xmax, bias, (2^P - f) |
- * shift << 24} (aurp_rans_entry, rans_entry.cuh) and aux = raw value |
- * nraw << 16 | (v != 0) << 20 | sign << 21. */
+/* A staged pixel, at index q + 1 (so that the chain reads the next
+ * pixel's entries at [i] with no test for i = 0; [0] is never written):
+ *   sgn = {the sign step's bound, its multiplier 1 or 2, the sign bit, the raw value}
+ *   raw = {the raw step's bound for one byte, for two bytes, its multiplier 2^nraw,
+ *          the token step's bound for two bytes}
+ *   tok = the token's entry {rcp, bound for one byte, bias, (2^P - f) | shift << 24}
+ *         (aurp_rans_entry, rans_entry.cuh)
+ * A missing step (no sign, no raw bits) has bounds 2^32 - 1, multiplier 1
+ * and value 0, which the state (< 2^31) never reaches.  A bound for two
+ * bytes is 2^8 times the one for one byte, or 2^32 - 1 where that is at
+ * least 2^32: x >= 2^8 xmax is (x >> 8) >= xmax, the second byte's test. */
 struct rans_chunk {
-    uint4 tok[RANS_CHUNK];
-    uint32_t aux[RANS_CHUNK];
+    uint4 sgn[RANS_CHUNK + 1];
+    uint4 raw[RANS_CHUNK + 1];
+    uint4 tok[RANS_CHUNK + 1];
 };
 
 /* aurp_rans_rcp(f) = ceil(2^(31+S) / f), S = ceil(log2 f), for every
@@ -990,27 +1009,73 @@ cudaError_t lsx_gpu_init_tables(cudaStream_t st)
     return cudaGetLastError();
 }
 
+/* The bound of a step for its second byte, saturated (see rans_chunk). */
+static __device__ __forceinline__ uint32_t second_byte_bound(uint32_t xmax)
+{
+    return xmax >= (1u << 24) ? 0xffffffffu : xmax << 8;
+}
+
+/* A reciprocal read ahead (aurp_rans_entry asks for it only where f >= 2). */
+struct rcp_loaded {
+    uint32_t rcp;
+    __device__ __forceinline__ uint32_t operator()(uint32_t, uint32_t) const { return rcp; }
+};
+
+/* Stager t0 of `step` stages pixels t0, t0 + step, ... of the n from a.
+ * A pixel's four global loads depend on each other (residual and context,
+ * then the table entry, then the reciprocal), so each kind is loaded for
+ * all of a stager's pixels before the next kind is needed. */
 __device__ void stage_chunk(const lsx_gpu_coding &c, int k, uint64_t a, uint32_t n, rans_chunk *buf, int t0,
                             int step)
 {
+    constexpr int per = (RANS_CHUNK + RANS_STAGERS - 1) / RANS_STAGERS;
     const int32_t *res = c.pipe[c.cand_pipe[k]].res;
     const uint8_t *ctx = c.ctx + (size_t)k * c.px;
     const uint32_t *tab = c.table + (size_t)k * c.nint * (CTX_MAX * CTX_TOKENS);
-    for (uint32_t q = (uint32_t)t0; q < n; q += (uint32_t)step) {
-        const uint64_t i = a + q;
-        const int32_t e = res[i];
-        const uint32_t v = (uint32_t)(e < 0 ? -e : e);
-        int nraw;
-        const int t = ctx_token(v, &nraw);
-        const uint32_t cf = tab[(size_t)lsx_table_index(i) * (CTX_MAX * CTX_TOKENS) + ctx[i] * CTX_TOKENS + t];
-        buf->tok[q] = aurp_rans_entry(cf & 0xffffu, cf >> 16, CTX_PROB_BITS, aurp_rans_rcp_table{rcp_of_freq});
-        buf->aux[q] = (v & ((1u << nraw) - 1)) | (uint32_t)nraw << 16 | (uint32_t)(v != 0) << 20 |
-                     (uint32_t)(e < 0) << 21;
+    int32_t e_of[per];
+    uint32_t ctx_of[per], cf_of[per], rcp_of[per];
+    int nraw_of[per];
+#pragma unroll
+    for (int r = 0; r < per; r++) {
+        const uint32_t q = (uint32_t)(t0 + r * step);
+        e_of[r] = q < n ? __ldg(res + a + q) : 0;
+        ctx_of[r] = q < n ? __ldg(ctx + a + q) : 0;
+    }
+#pragma unroll
+    for (int r = 0; r < per; r++) {
+        const uint32_t q = (uint32_t)(t0 + r * step);
+        const int t = ctx_token((uint32_t)(e_of[r] < 0 ? -e_of[r] : e_of[r]), &nraw_of[r]);
+        cf_of[r] = q < n ? __ldg(tab + (size_t)lsx_table_index(a + q) * (CTX_MAX * CTX_TOKENS) +
+                                 ctx_of[r] * CTX_TOKENS + t)
+                         : 0u;
+    }
+#pragma unroll
+    for (int r = 0; r < per; r++) {
+        const uint32_t f = cf_of[r] & 0xffffu;
+        rcp_of[r] = f >= 2 ? __ldg(rcp_of_freq + f) : 0u;
+    }
+#pragma unroll
+    for (int r = 0; r < per; r++) {
+        const uint32_t q = (uint32_t)(t0 + r * step);
+        if (q >= n) break;
+        const int32_t e = e_of[r];
+        const uint32_t v = (uint32_t)(e < 0 ? -e : e), has_sign = v != 0;
+        const int nraw = nraw_of[r];
+        const uint4 tok = aurp_rans_entry(cf_of[r] & 0xffffu, cf_of[r] >> 16, CTX_PROB_BITS, rcp_loaded{rcp_of[r]});
+        const uint32_t raw_bound = nraw ? (AURP_RANS_L >> nraw) << 8 : 0xffffffffu;
+        buf->sgn[q + 1] = make_uint4(has_sign ? 1u << 30 : 0xffffffffu, 1u + has_sign, (uint32_t)(e < 0) & has_sign,
+                                     v & ((1u << nraw) - 1));
+        buf->raw[q + 1] = make_uint4(raw_bound, nraw ? second_byte_bound(raw_bound) : 0xffffffffu, 1u << nraw,
+                                     second_byte_bound(tok.y));
+        buf->tok[q + 1] = tok;
     }
 }
 
 /* A pixel writes at most 5 bytes (sign 1, raw 2, token 2). */
 #define RANS_CHUNK_BYTES (5 * RANS_CHUNK)
+/* Bytes below a chunk's output that the chain's unconditional stores of
+ * bytes it then does not emit may reach (two). */
+#define RANS_OUT_SLACK 4
 
 /* Chunk q's bytes (the top `len` bytes of out) to the slot, below the
  * `before` bytes of the chunks after it: only where they fit above the
@@ -1032,7 +1097,7 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
      * the slot by warps 1-3 during the next chunk: the chain's positions
      * are 32-bit shared offsets, and the slot's room is checked once a
      * chunk, not at every byte */
-    __shared__ uint8_t out[2][RANS_CHUNK_BYTES];
+    __shared__ uint8_t out_mem[2][RANS_OUT_SLACK + RANS_CHUNK_BYTES];
     __shared__ uint32_t out_len[2], out_before[2];
     const int k = blockIdx.y;
     const uint32_t s = blockIdx.x;
@@ -1043,63 +1108,64 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
     const uint32_t room = (uint32_t)c.slot - 4; /* the bytes before the state's 4 */
     uint32_t x = AURP_RANS_L, written = 0;
 
+    auto out = [&](uint32_t q) { return out_mem[q & 1] + RANS_OUT_SLACK; };
     auto chunk_len = [&](uint32_t q) { return (uint32_t)min((uint64_t)RANS_CHUNK, b - a - (uint64_t)q * RANS_CHUNK); };
-    stage_chunk(c, k, a + (uint64_t)(nch - 1) * RANS_CHUNK, chunk_len(nch - 1), &buf[(nch - 1) & 1], threadIdx.x,
-                RANS_THREADS);
+    stage_chunk(c, k, a + (uint64_t)(nch - 1) * RANS_CHUNK, chunk_len(nch - 1), &buf[(nch - 1) & 1],
+                (int)threadIdx.x - 32, RANS_STAGERS);
     __syncthreads();
     for (uint32_t q = nch; q-- > 0;) {
         if (threadIdx.x == 0) {
-            /* The chain, branch-free: a pixel is three steps (sign, raw
-             * bits, token); a missing sign or raw part is a step of 0 bits
-             * whose bound no state reaches.  The next pixel's entries are
-             * read from shared memory before this pixel's steps, off the
-             * chain. */
+            /* The chain: a pixel is three steps (sign, raw bits, token),
+             * each the encoder's renormalisation and then its symbol.  A
+             * step writes its two candidate bytes below p unconditionally
+             * and moves p past the ones it emits (c2 implies c1, so they
+             * are the low bytes in order); a byte not emitted lies below
+             * p, where the next store overwrites it or, at the bottom, in
+             * the slack; only [p, top) is copied out.  The next pixel's
+             * entries are read before this pixel's steps, off the chain. */
             const rans_chunk &in = buf[q & 1];
-            uint8_t *o = out[q & 1];
-            uint32_t sp = RANS_CHUNK_BYTES;
+            uint8_t *const o = out(q);
+            uint8_t *p = o + RANS_CHUNK_BYTES;
             const uint32_t len = chunk_len(q);
-            uint32_t aux = in.aux[len - 1];
-            uint4 t = in.tok[len - 1];
+            const uint4 *sgn = in.sgn + len, *raw = in.raw + len, *tok = in.tok + len;
+            uint4 sg = *sgn, rw = *raw, t = *tok;
             for (uint32_t i = len; i-- > 0;) {
-                const uint32_t aux_n = in.aux[i ? i - 1 : 0];
-                const uint4 t_n = in.tok[i ? i - 1 : 0];
-                /* renormalisation before a symbol of bound xmax: x < 2^31
-                 * and xmax >= 2^16, so at most 2 bytes; c2 => c1, so they
-                 * are the low bytes in order */
-#define RENORM(xmax)                                                                           \
-    do {                                                                                       \
-        const uint32_t c1 = x >= (xmax), c2 = (x >> 8) >= (xmax);                             \
-        if (c1) o[sp - 1] = (uint8_t)x;                                                        \
-        if (c2) o[sp - 2] = (uint8_t)(x >> 8);                                                 \
-        sp -= c1 + c2;                                                                         \
-        x >>= 8 * (c1 + c2);                                                                   \
-    } while (0)
-                const uint32_t has_sign = aux >> 20 & 1, nraw = aux >> 16 & 15;
-                RENORM(has_sign ? 1u << 30 : 0xffffffffu);
-                x = (x << has_sign) | (aux >> 21 & has_sign);
-                RENORM(nraw ? (AURP_RANS_L >> nraw) << 8 : 0xffffffffu);
-                x = (x << nraw) + (aux & 0xffffu);
-                RENORM(t.y);
+                const uint4 sg_n = *--sgn, rw_n = *--raw, t_n = *--tok;
+                const bool s1 = x >= sg.x; /* the sign's bound 2^30: at most one byte */
+                p[-1] = (uint8_t)x;
+                p -= s1;
+                x = s1 ? x >> 8 : x;
+                x = x * sg.y + sg.z;
+                const bool r1 = x >= rw.x, r2 = x >= rw.y;
+                p[-1] = (uint8_t)x;
+                p[-2] = (uint8_t)(x >> 8);
+                p -= (int)r1 + (int)r2;
+                x = r2 ? x >> 16 : r1 ? x >> 8 : x;
+                x = x * rw.z + sg.w;
+                const bool t1 = x >= t.y, t2 = x >= rw.w;
+                p[-1] = (uint8_t)x;
+                p[-2] = (uint8_t)(x >> 8);
+                p -= (int)t1 + (int)t2;
+                x = t2 ? x >> 16 : t1 ? x >> 8 : x;
                 const uint32_t qq = __umulhi(x, t.x) >> (t.w >> 24);
                 x = x + t.z + qq * (t.w & 0xffffffu);
-#undef RENORM
-                aux = aux_n;
-                t = t_n;
+                sg = sg_n, rw = rw_n, t = t_n;
             }
-            out_len[q & 1] = RANS_CHUNK_BYTES - sp;
+            const uint32_t chunk_bytes = (uint32_t)(o + RANS_CHUNK_BYTES - p);
+            out_len[q & 1] = chunk_bytes;
             out_before[q & 1] = written;
-            written += RANS_CHUNK_BYTES - sp;
+            written += chunk_bytes;
         } else if (threadIdx.x >= 32) {
             if (q > 0)
                 stage_chunk(c, k, a + (uint64_t)(q - 1) * RANS_CHUNK, chunk_len(q - 1), &buf[(q - 1) & 1],
-                            threadIdx.x - 32, RANS_THREADS - 32);
+                            (int)threadIdx.x - 32, RANS_STAGERS);
             if (q + 1 < nch) /* the chunk before, coded in the last round */
-                copy_chunk_out(out[(q + 1) & 1], out_len[(q + 1) & 1], out_before[(q + 1) & 1], end, room,
-                               threadIdx.x - 32, RANS_THREADS - 32);
+                copy_chunk_out(out(q + 1), out_len[(q + 1) & 1], out_before[(q + 1) & 1], end, room,
+                               (int)threadIdx.x - 32, RANS_STAGERS);
         }
         __syncthreads();
     }
-    copy_chunk_out(out[0], out_len[0], out_before[0], end, room, threadIdx.x, RANS_THREADS); /* chunk 0 */
+    copy_chunk_out(out(0), out_len[0], out_before[0], end, room, threadIdx.x, RANS_THREADS); /* chunk 0 */
     if (threadIdx.x == 0) {
         const bool overflow = written > room;
         if (!overflow) {
