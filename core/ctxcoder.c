@@ -23,6 +23,7 @@ void ctx_model_init(ctx_model *cm, int nctx, int nib, int prior)
         const uint8_t *row = lsx_ctx_prior[a < LSX_PRIOR_ROWS ? a : LSX_PRIOR_ROWS - 1];
         for (int t = 0; t < CTX_TOKENS; t++) cm->count[k][t] = row[t];
     }
+    memset(cm->stale, 1, (size_t)nctx);
     ctx_model_refresh(cm);
 }
 
@@ -69,10 +70,15 @@ __attribute__((target_clones("arch=x86-64-v4", "avx2", "default"), optimize("tre
 void ctx_model_refresh(ctx_model *cm)
 {
     for (int k = 0; k < cm->nctx; k++) {
+        if (!cm->stale[k]) continue;
         uint64_t total = 0;
         for (int t = 0; t < CTX_TOKENS; t++) total += cm->count[k][t];
-        if (total > CTX_HALVE_AT)
-            for (int t = 0; t < CTX_TOKENS; t++) cm->count[k][t] = (cm->count[k][t] + 1) >> 1;
+        cm->stale[k] = 0;
+        if (total > CTX_HALVE_AT) {
+            total = 0;
+            for (int t = 0; t < CTX_TOKENS; t++) total += cm->count[k][t] = (cm->count[k][t] + 1) >> 1;
+            cm->stale[k] = total > CTX_HALVE_AT;
+        }
         refresh_context(cm->count[k], cm->freq[k], cm->cum[k]);
     }
 }
