@@ -7,6 +7,6 @@ CLI_CHARLS := $(if $(wildcard /usr/include/charls/charls.h),-lcharls)
 $(BIN)/aurorapack: $(CLI_OBJ) $(FRAME_LIB) $(FITS_LIB) $(GPU_LIB) $(SIM_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_SAN) -o $@ $(CLI_OBJ) $(FRAME_LIB) $(FITS_LIB) $(GPU_LIB) $(SIM_LIB) \
-	  $(CORE_LIB) $(GPU_LDLIBS) -lcfitsio $(CLI_CHARLS) $(LDLIBS_BASE)
+	  $(CORE_LIB) $(GPU_LDLIBS) $(FITS_LDLIBS) $(CLI_CHARLS) $(LDLIBS_BASE)
 
 all: $(BIN)/aurorapack

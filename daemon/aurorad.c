@@ -24,6 +24,7 @@
 #include "commit.h"
 #include "config.h"
 #include "counters.h"
+#include "frame.h"
 #include "housekeep.h"
 #include "intake.h"
 #include "log.h"
@@ -1115,6 +1116,12 @@ int main(int argc, char **argv)
         return 1;
     }
     setup_logging();
+    /* a daemon that cannot read FITS headers would take every frame for
+     * a bad file: refuse to start instead (cfitsio is opened on first use) */
+    if (frame_fits_ready(err, sizeof err) != 0) {
+        log_msg(LOG_ERR, "start_failed", "%s", err);
+        return 1;
+    }
     if (setup_dirs(&D.cfg, err, sizeof err) != 0) {
         log_msg(LOG_ERR, "start_failed", "%s", err);
         return 1;

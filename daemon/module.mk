@@ -3,7 +3,7 @@
 DAEMON_SRC := $(filter-out daemon/aurorad.c,$(wildcard daemon/*.c))
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(OBJ)/%.o)
 DAEMON_LIB := $(BUILD)/lib/libaurorad.a
-DAEMON_LDLIBS := -luv -lyaml -lsystemd -lcfitsio
+DAEMON_LDLIBS := -luv -lyaml -lsystemd $(FITS_LDLIBS)
 AURORAD := $(BIN)/aurorad
 
 $(DAEMON_LIB): $(DAEMON_OBJ)

@@ -16,10 +16,11 @@
  */
 #include "frame.h"
 
-#include <fitsio.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "cfitsio_api.h"
 
 #define FITS_BLOCK 2880u
 
@@ -49,28 +50,28 @@ static void append_why(frame_layout *out, const char *fmt, ...)
     va_end(ap);
 }
 
-static long long key_or(fitsfile *f, const char *name, long long dflt)
+static long long key_or(const cfitsio_api *cf, fitsfile *f, const char *name, long long dflt)
 {
     int status = 0;
     long long v;
-    if (fits_read_key_lnglng(f, name, &v, NULL, &status)) return dflt;
+    if (cf->read_key_lnglng(f, name, &v, NULL, &status)) return dflt;
     return v;
 }
 
 /* Reads the structural keywords of the current HDU and the exact size of its
  * data (FITS standard 4.4.1: |BITPIX|/8 * GCOUNT * (PCOUNT + prod NAXISn),
  * NAXIS1 left out of the product for random groups). */
-static void read_hdu_keys(fitsfile *f, int hdu_index, hdu_keys *k)
+static void read_hdu_keys(const cfitsio_api *cf, fitsfile *f, int hdu_index, hdu_keys *k)
 {
     memset(k, 0, sizeof *k);
     int status = 0;
-    k->bitpix = key_or(f, "BITPIX", 0);
-    k->naxis = key_or(f, "NAXIS", -1);
-    k->pcount = key_or(f, "PCOUNT", 0);
-    k->gcount = key_or(f, "GCOUNT", 1);
+    k->bitpix = key_or(cf, f, "BITPIX", 0);
+    k->naxis = key_or(cf, f, "NAXIS", -1);
+    k->pcount = key_or(cf, f, "PCOUNT", 0);
+    k->gcount = key_or(cf, f, "GCOUNT", 1);
     if (hdu_index == 0) {
         k->is_image = 1;
-    } else if (fits_read_key_str(f, "XTENSION", k->xtension, NULL, &status) == 0) {
+    } else if (cf->read_key_str(f, "XTENSION", k->xtension, NULL, &status) == 0) {
         k->is_image = strcmp(k->xtension, "IMAGE") == 0;
     }
     if (k->naxis < 0 || k->naxis > 999) return;
@@ -79,7 +80,7 @@ static void read_hdu_keys(fitsfile *f, int hdu_index, hdu_keys *k)
     for (long long i = 1; i <= k->naxis; i++) {
         char name[32];
         snprintf(name, sizeof name, "NAXIS%lld", i);
-        long long n = key_or(f, name, -1);
+        long long n = key_or(cf, f, name, -1);
         if (n < 0) return;
         if (i <= 3) k->naxes[i - 1] = n;
         if (i == 1 && n == 0 && hdu_index == 0) { groups = 1; continue; }
@@ -136,15 +137,23 @@ void frame_layout_of(const uint8_t *file, size_t len, frame_layout *out)
         return;
     }
 
+    /* (a program that cannot read headers refuses FITS work before it
+     * starts: frame_fits_ready; here the file is kept as general bytes) */
+    char no_reader[sizeof out->why];
+    const cfitsio_api *cf = cfitsio(no_reader, sizeof no_reader);
+    if (!cf) {
+        set_why(out, "FITS headers cannot be read here: %s", no_reader);
+        return;
+    }
     fitsfile *f = NULL;
     int status = 0;
     void *mem = (void *)file; /* READONLY: cfitsio reads the caller's bytes in place */
     size_t memsize = len;
-    if (fits_open_memfile(&f, "frame.fits", READONLY, &mem, &memsize, 0, NULL, &status)) {
+    if (cf->open_memfile(&f, "frame.fits", READONLY, &mem, &memsize, 0, NULL, &status)) {
         char msg[FLEN_STATUS];
-        fits_get_errstatus(status, msg);
+        cf->get_errstatus(status, msg);
         set_why(out, "cfitsio cannot read the primary header: %s (status %d)", msg, status);
-        fits_clear_errmsg();
+        cf->clear_errmsg();
         return;
     }
 
@@ -154,9 +163,9 @@ void frame_layout_of(const uint8_t *file, size_t len, frame_layout *out)
     for (;;) {
         long long head_start, data_start, data_end;
         status = 0;
-        if (fits_get_hduaddrll(f, &head_start, &data_start, &data_end, &status)) break;
+        if (cf->get_hduaddrll(f, &head_start, &data_start, &data_end, &status)) break;
         hdu_keys k;
-        read_hdu_keys(f, nhdus, &k);
+        read_hdu_keys(cf, f, nhdus, &k);
         if (!k.ok) {
             set_why(out, "HDU %d: unreadable NAXIS keywords", nhdus + 1);
             goto not_fits;
@@ -185,10 +194,10 @@ void frame_layout_of(const uint8_t *file, size_t len, frame_layout *out)
         if (end_of_hdus >= len) break;
         int type;
         status = 0;
-        if (fits_movrel_hdu(f, 1, &type, &status)) break; /* the rest is trailing bytes */
+        if (cf->movrel_hdu(f, 1, &type, &status)) break; /* the rest is trailing bytes */
     }
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
+    cf->close_file(f, &status);
+    cf->clear_errmsg();
     out->nhdus = nhdus;
     if (nhdus == 0) {
         set_why(out, "cfitsio finds no HDU");
@@ -216,9 +225,14 @@ void frame_layout_of(const uint8_t *file, size_t len, frame_layout *out)
 
 not_fits:
     status = 0;
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
+    cf->close_file(f, &status);
+    cf->clear_errmsg();
     out->kind = FRAME_NOT_FITS;
     out->nregions = 0;
     out->nhdus = nhdus;
+}
+
+int frame_fits_ready(char *why, size_t why_len)
+{
+    return cfitsio(why, why_len) ? 0 : -1;
 }

@@ -34,8 +34,14 @@ typedef struct {
 const char *frame_kind_name(frame_kind kind);
 
 /* Classifies a file and finds its image regions.  Never fails on bad input:
- * bad input is kind FRAME_NOT_FITS with the reason in why. */
+ * bad input is kind FRAME_NOT_FITS with the reason in why.  Where cfitsio
+ * cannot be loaded every file is FRAME_NOT_FITS, saying so in why. */
 void frame_layout_of(const uint8_t *file, size_t len, frame_layout *out);
+
+/* 0 when FITS headers can be read (cfitsio, opened on first use: see
+ * fits/cfitsio_api.h), else -1 with the reason in why.  A program whose
+ * job is FITS frames (the daemon) asks before it takes any. */
+int frame_fits_ready(char *why, size_t why_len);
 
 /* Packs a file with a known layout.  enc == NULL: CPU encoder, threads >= 1.
  * *out is malloc'd (free it).  A FRAME_NOT_FITS layout is packed with the

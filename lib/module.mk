@@ -28,7 +28,7 @@ $(OBJ)/pic/%.o: %.c
 $(LIBAURP_SO): $(LIBAURP_OBJ) lib/aurorapack.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(LDFLAGS_SAN) -Wl,-soname,libaurorapack.so.$(LIBAURP_MAJOR) \
-	  -Wl,--version-script=lib/aurorapack.map -Wl,-z,defs -o $@ $(LIBAURP_OBJ) -lcfitsio $(LDLIBS_BASE)
+	  -Wl,--version-script=lib/aurorapack.map -Wl,-z,defs -o $@ $(LIBAURP_OBJ) $(FITS_LDLIBS) $(LDLIBS_BASE)
 	ln -sf libaurorapack.so.$(LIBAURP_VERSION) $(BUILD)/lib/libaurorapack.so.$(LIBAURP_MAJOR)
 	ln -sf libaurorapack.so.$(LIBAURP_MAJOR) $(BUILD)/lib/libaurorapack.so
 

@@ -2,7 +2,9 @@
 # Gathers what the device machines lack into .carry/ (ignored by git): the
 # built programs and the shared libraries they link that are not part of the
 # base system there (libuv, cfitsio and its dependencies, libyaml, libsystemd)
-# (the real frames travel with the tree in tests/data/real).
+# (the real frames travel with the tree in tests/data/real).  aurorapack and
+# aurorad open cfitsio at run time (fits/cfitsio_api.h), by its SONAME through
+# LD_LIBRARY_PATH=.carry/lib; aurorasim links it, so ldd brings it along.
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}

@@ -7,7 +7,7 @@ TEST_HELPERS_SRC := $(filter-out tests/unit/test_%.c,$(wildcard tests/unit/*.c))
 TEST_HELPERS_OBJ := $(TEST_HELPERS_SRC:%.c=$(OBJ)/%.o)
 # Highest layer first for the static linker.
 TEST_LIBS = $(FRAME_LIB) $(FITS_LIB) $(GPU_LIB) $(SIM_LIB) $(CORE_LIB)
-TEST_LDLIBS = $(GPU_LDLIBS) -lcfitsio -lcriterion $(LDLIBS_BASE)
+TEST_LDLIBS = $(GPU_LDLIBS) -lcfitsio $(FITS_LDLIBS) -lcriterion $(LDLIBS_BASE)
 
 $(BUILD)/tests/%: $(OBJ)/tests/unit/%.o $(TEST_HELPERS_OBJ) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
