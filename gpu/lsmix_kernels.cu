@@ -432,10 +432,11 @@ cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double
 
 /* ---- BG (core/lsmix_bg.h) ---------------------------------------------------- */
 
-/* BG_AHEAD rows' (pixels') inputs are loaded before the recurrence takes
- * them: the loads do not wait on it, so a thread waits for memory once
- * per BG_AHEAD steps rather than at every step. */
-#define BG_AHEAD 8
+/* A thread's next BG_AHEAD rows' (pixels') inputs are loaded before the
+ * recurrence runs over the current ones: a thread (one a column or a row,
+ * so few of them) waits for memory once a batch, and the batch's latency
+ * overlaps the recurrence over the one before. */
+#define BG_AHEAD 16
 
 /* A thread per column: C, S and the weight before each row, row-major. */
 __global__ void bg_columns_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H, int32_t *__restrict__ c,
@@ -444,10 +445,14 @@ __global__ void bg_columns_kernel(const uint16_t *__restrict__ x, uint32_t W, ui
     const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
     if (n >= W) return;
     int32_t cn = 0, sn = 0;
-    for (uint32_t m0 = 0; m0 < H; m0 += BG_AHEAD) {
-        uint16_t v[BG_AHEAD];
+    uint16_t v[BG_AHEAD], v_next[BG_AHEAD];
+    auto load = [&](uint16_t *dst, uint32_t m0) {
 #pragma unroll
-        for (int j = 0; j < BG_AHEAD; j++) v[j] = m0 + j < H ? x[(size_t)(m0 + j) * W + n] : 0;
+        for (int j = 0; j < BG_AHEAD; j++) dst[j] = m0 + j < H ? x[(size_t)(m0 + j) * W + n] : 0;
+    };
+    load(v, 0);
+    for (uint32_t m0 = 0; m0 < H; m0 += BG_AHEAD) {
+        if (m0 + BG_AHEAD < H) load(v_next, m0 + BG_AHEAD);
 #pragma unroll
         for (int j = 0; j < BG_AHEAD; j++) {
             const uint32_t m = m0 + (uint32_t)j;
@@ -459,6 +464,8 @@ __global__ void bg_columns_kernel(const uint16_t *__restrict__ x, uint32_t W, ui
             if (m == 0) lsx_bg_column_start(&cn, &sn, v[j]);
             else lsx_bg_column_step(&cn, &sn, m, v[j]);
         }
+#pragma unroll
+        for (int j = 0; j < BG_AHEAD; j++) v[j] = v_next[j];
     }
 }
 
@@ -473,21 +480,28 @@ __global__ void bg_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint3
     lsx_bg_row r;
     lsx_bg_row_start(&r);
     const size_t row = (size_t)m * W;
-    for (uint32_t n0 = 0; n0 < W; n0 += BG_AHEAD) {
-        int32_t cv[BG_AHEAD], sv[BG_AHEAD];
-        int64_t wv[BG_AHEAD];
-        uint16_t xv[BG_AHEAD];
+    struct inputs {
+        int32_t c[BG_AHEAD], s[BG_AHEAD];
+        int64_t w[BG_AHEAD];
+        uint16_t x[BG_AHEAD];
+    } in, next;
+    auto load = [&](inputs &d, uint32_t n0) {
 #pragma unroll
         for (int j = 0; j < BG_AHEAD; j++) {
             const size_t i = row + (n0 + j < W ? n0 + j : n0);
-            cv[j] = c[i], sv[j] = s[i], wv[j] = w[i], xv[j] = x[i];
+            d.c[j] = c[i], d.s[j] = s[i], d.w[j] = w[i], d.x[j] = x[i];
         }
+    };
+    load(in, 0);
+    for (uint32_t n0 = 0; n0 < W; n0 += BG_AHEAD) {
+        if (n0 + BG_AHEAD < W) load(next, n0 + BG_AHEAD);
 #pragma unroll
         for (int j = 0; j < BG_AHEAD; j++) {
             if (n0 + j >= W) break;
-            p_bg[row + n0 + j] = lsx_bg_predict(&r, cv[j]);
-            lsx_bg_row_add(&r, cv[j], sv[j], wv[j], xv[j]);
+            p_bg[row + n0 + j] = lsx_bg_predict(&r, in.c[j]);
+            lsx_bg_row_add(&r, in.c[j], in.s[j], in.w[j], in.x[j]);
         }
+        in = next;
     }
 }
 
@@ -651,6 +665,10 @@ __global__ void errors_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp)
     }
 }
 
+#ifndef CE_ROWS
+#define CE_ROWS 32
+#endif
+
 /* Set 0: the column error level of each predictor before each row (bg:
  * the stream has the BG member, and with it the median input and rate of
  * lsx_colerr_input / LSX_COLERR_SHIFT_BG). */
@@ -663,20 +681,30 @@ __global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, in
     int32_t *__restrict__ col = pp.colerr + k * px + n;
     const int shift = lsx_colerr_shift(bg);
     int32_t c = 0;
-    /* 8 rows' inputs loaded before any store: the loads do not wait on the
-     * recurrence */
-    for (uint32_t m0 = 0; m0 < H; m0 += 8) {
-        int32_t e[8];
+    /* The recurrence is a few operations a row; what it waits on is the
+     * loads (one thread a column: 32 blocks).  The next CE_ROWS rows'
+     * inputs are loaded before the recurrence runs over these, so a batch
+     * costs one load latency, not one a row (8 rows a batch without the
+     * overlap: 0.24 ms a launch). */
+    int32_t e[CE_ROWS], e_next[CE_ROWS];
+    auto load = [&](int32_t *dst, uint32_t m0) {
 #pragma unroll
-        for (int j = 0; j < 8; j++) e[j] = m0 + j < H ? lsx_colerr_input(err + (size_t)(m0 + j) * W, n, W, bg) : 0;
+        for (int j = 0; j < CE_ROWS; j++)
+            dst[j] = m0 + j < H ? lsx_colerr_input(err + (size_t)(m0 + j) * W, n, W, bg) : 0;
+    };
+    load(e, 0);
+    for (uint32_t m0 = 0; m0 < H; m0 += CE_ROWS) {
+        if (m0 + CE_ROWS < H) load(e_next, m0 + CE_ROWS);
 #pragma unroll
-        for (int j = 0; j < 8; j++) {
+        for (int j = 0; j < CE_ROWS; j++) {
             const uint32_t m = m0 + (uint32_t)j;
             if (m < H) {
                 col[(size_t)m * W] = c;
                 c = m == 0 ? e[j] : lsx_mean_step(c, e[j], shift);
             }
         }
+#pragma unroll
+        for (int j = 0; j < CE_ROWS; j++) e[j] = e_next[j];
     }
 }
 
