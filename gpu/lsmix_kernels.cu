@@ -1116,6 +1116,19 @@ __device__ void stage_chunk(const lsx_gpu_coding &c, int k, uint64_t a, uint32_t
  * bytes it then does not emit may reach (two). */
 #define RANS_OUT_SLACK 4
 
+/* The renormalisation before a step whose bounds for one and for two
+ * bytes are b1 and b2 (rans_chunk): both candidate bytes stored below p,
+ * p moved past the ones emitted (b2 reached implies b1 reached), x
+ * shifted past them. */
+static __device__ __forceinline__ void renorm_upto2(uint32_t &x, uint8_t *&p, uint32_t b1, uint32_t b2)
+{
+    const bool c1 = x >= b1, c2 = x >= b2;
+    p[-1] = (uint8_t)x;
+    p[-2] = (uint8_t)(x >> 8);
+    p -= (int)c1 + (int)c2;
+    x = c2 ? x >> 16 : c1 ? x >> 8 : x;
+}
+
 /* Chunk q's bytes (the top `len` bytes of out) to the slot, below the
  * `before` bytes of the chunks after it: only where they fit above the
  * slot's 4 bytes for the state (else the segment overflows, as
@@ -1175,17 +1188,9 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
                 p -= s1;
                 x = s1 ? x >> 8 : x;
                 x = x * sg.y + sg.z;
-                const bool r1 = x >= rw.x, r2 = x >= rw.y;
-                p[-1] = (uint8_t)x;
-                p[-2] = (uint8_t)(x >> 8);
-                p -= (int)r1 + (int)r2;
-                x = r2 ? x >> 16 : r1 ? x >> 8 : x;
+                renorm_upto2(x, p, rw.x, rw.y);
                 x = x * rw.z + sg.w;
-                const bool t1 = x >= t.y, t2 = x >= rw.w;
-                p[-1] = (uint8_t)x;
-                p[-2] = (uint8_t)(x >> 8);
-                p -= (int)t1 + (int)t2;
-                x = t2 ? x >> 16 : t1 ? x >> 8 : x;
+                renorm_upto2(x, p, t.y, rw.w);
                 const uint32_t qq = __umulhi(x, t.x) >> (t.w >> 24);
                 x = x + t.z + qq * (t.w & 0xffffffu);
                 sg = sg_n, rw = rw_n, t = t_n;
