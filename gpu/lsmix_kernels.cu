@@ -875,9 +875,7 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v)
  * Tables: every (interval, context) is then independent, a warp each,
  * turning its counts into cum << 16 | freq in place. */
 #define TABLE_WARPS 16
-#ifndef COUNTS_AHEAD
-#define COUNTS_AHEAD 16
-#endif
+#define COUNTS_AHEAD 8
 
 __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding c)
 {
@@ -903,32 +901,24 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding
      * summed off the chain, and the warp sums the halved counts again only
      * where it halves */
     uint32_t total = warp_sum(c0 + c1);
-    /* table j + 1 from table j's counts and interval j's.  The next
-     * COUNTS_AHEAD intervals are loaded before the chain takes the current
-     * ones (and their totals summed), so that the warp (one a context: a
-     * few hundred warps) waits for memory once a batch, overlapped with the
-     * batch before (8 a batch with no overlap: 0.18 ms a launch) */
-    struct batch {
-        uint32_t a0[COUNTS_AHEAD], a1[COUNTS_AHEAD];
-    } cur, next;
-    auto load = [&](batch &d, uint32_t j0) {
+    /* table j + 1 from table j's counts and interval j's; COUNTS_AHEAD
+     * intervals are loaded (and their totals summed) before the chain
+     * takes them, so that the warp waits for memory once per COUNTS_AHEAD
+     * intervals */
+    for (uint32_t j0 = 0; j0 + 1 < c.nint; j0 += COUNTS_AHEAD) {
+        uint32_t a0[COUNTS_AHEAD], a1[COUNTS_AHEAD], at[COUNTS_AHEAD];
 #pragma unroll
         for (int k = 0; k < COUNTS_AHEAD; k++) {
             const uint16_t *hj = h + (size_t)(j0 + k + 1 < c.nint ? j0 + k : j0) * stride;
-            d.a0[k] = hj[lane], d.a1[k] = hj[lane + 32];
+            a0[k] = hj[lane], a1[k] = hj[lane + 32];
         }
-    };
-    if (c.nint > 1) load(cur, 0);
-    for (uint32_t j0 = 0; j0 + 1 < c.nint; j0 += COUNTS_AHEAD) {
-        if (j0 + COUNTS_AHEAD + 1 < c.nint) load(next, j0 + COUNTS_AHEAD);
-        uint32_t at[COUNTS_AHEAD];
 #pragma unroll
-        for (int k = 0; k < COUNTS_AHEAD; k++) at[k] = warp_sum(cur.a0[k] + cur.a1[k]);
+        for (int k = 0; k < COUNTS_AHEAD; k++) at[k] = warp_sum(a0[k] + a1[k]);
 #pragma unroll
         for (int k = 0; k < COUNTS_AHEAD; k++) {
             const uint32_t j = j0 + (uint32_t)k;
             if (j + 1 >= c.nint) break;
-            c0 += cur.a0[k], c1 += cur.a1[k];
+            c0 += a0[k], c1 += a1[k];
             total += at[k];
             if (total > CTX_HALVE_AT) {
                 c0 = (c0 + 1) >> 1, c1 = (c1 + 1) >> 1;
@@ -938,7 +928,6 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding
             tj[lane] = c0;
             tj[lane + 32] = c1;
         }
-        cur = next;
     }
 }
 
