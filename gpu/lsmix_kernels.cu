@@ -665,9 +665,7 @@ __global__ void errors_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp)
     }
 }
 
-#ifndef CE_ROWS
-#define CE_ROWS 32
-#endif
+#define CE_ROWS 32 /* rows a batch of column_errors_kernel */
 
 /* Set 0: the column error level of each predictor before each row (bg:
  * the stream has the BG member, and with it the median input and rate of
