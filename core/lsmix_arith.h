@@ -249,6 +249,48 @@ static inline AURP_HD int ctx_token(uint32_t v, int *nraw)
     return 16 + (nb - 4) * 4 + (int)((v >> (nb - 2)) & 3);
 }
 
+/* ---- the encoder's size estimate (not part of the format) ---- */
+
+/* The encoder picks among its predictor and context candidates by the
+ * bits each would code to, in units of 2^-16 bit, and codes the winner
+ * only (docs/FORMAT.md 3.3, the encoder of this version).  The estimate
+ * is integer arithmetic so that every backend makes the same choice and
+ * writes the same bytes. */
+#define LSX_COST_Q 16
+
+/* log2(f) in Q16 for f >= 1: the integer part from the top bit, then 16
+ * fraction bits by squaring the mantissa (Q31, truncated each step). */
+static inline AURP_HD uint32_t lsx_log2_q16(uint32_t f)
+{
+    const int k = aurp_msb32(f);
+    uint64_t m = (uint64_t)f << (31 - k); /* 1.xxx in Q31: [2^31, 2^32) */
+    uint32_t r = (uint32_t)k << 16;
+    for (int i = 15; i >= 0; i--) {
+        m = (m * m) >> 31;
+        if (m >> 32) {
+            m >>= 1;
+            r |= 1u << i;
+        }
+    }
+    return r;
+}
+
+/* The bits (Q16) of token t coded at frequency freq out of 2^prob_bits,
+ * with its raw bits and, for t > 0, the sign. */
+static inline AURP_HD uint32_t lsx_token_cost_q16(uint32_t freq, int t, int prob_bits)
+{
+    const int nraw = t < 16 ? 0 : (t - 16) / 4 + 2;
+    return ((uint32_t)(prob_bits + nraw + (t > 0)) << LSX_COST_Q) - lsx_log2_q16(freq);
+}
+
+/* A stream's estimate (Q16 bits) from its tokens' bits: with the bytes of
+ * its header (the segment table and cascade block included) and of its
+ * segments' final states. */
+static inline AURP_HD uint64_t lsx_stream_estimate(uint64_t token_bits, uint64_t header_bytes, uint32_t nseg)
+{
+    return token_bits + ((header_bytes + 4 * (uint64_t)nseg) * 8 << LSX_COST_Q);
+}
+
 /* The context index of an activity against increasing thresholds. */
 static inline AURP_HD int ctx_of(uint32_t act16, const uint32_t *thr, int nctx)
 {

@@ -241,7 +241,18 @@ typedef struct {
     uint8_t *seg_buf;
     size_t seg_cap;
     uint32_t *seg_len;
+    /* the estimate's tables: lsx_log2_q16 of every frequency, and the bits
+     * of every token at probability 1 (lsx_token_cost_q16) */
+    uint32_t *log2_freq;                /* [2^CTX_PROB_BITS + 1] */
+    uint32_t token_bits[CTX_TOKENS];
 } enc_job;
+
+/* The encoder's best candidate so far: its estimate (model_pass; 0: none
+ * yet) and the length of its stream in out (0: it did not fit). */
+typedef struct {
+    uint64_t est;
+    size_t len;
+} enc_best;
 
 static void predict_band(void *arg, int bi)
 {
@@ -391,24 +402,37 @@ static void choose_intensity_classes(lsx_view *v, const uint8_t *itok, uint64_t 
     v->nib = lsx_intensity_bounds(h, pixels, LSX_NIB, v->ibnd);
 }
 
-/* Codes the residuals with the contexts of v (C, thresholds, intensity
- * classes) into j->seg_buf / j->seg_len; returns the stream length, or 0 on
- * failure. */
-static size_t code_residuals(enc_job *j, const lsx_view *v, const int32_t *res, const uint32_t *act,
-                             const uint8_t *itok, uint8_t *ctx, ctx_model *snap, int threads)
+/* The model pass of candidate v: every pixel's context into ctx, the
+ * model at every segment start into snap, and the estimate of the stream's
+ * size in Q16 bits (lsx_token_cost_q16 of every pixel's token under the
+ * table it is coded with, plus the header's and the segment states' bits):
+ * exact integers, which the GPU encoder sums the same way. */
+static uint64_t model_pass(const enc_job *j, const lsx_view *v, const int32_t *res, const uint32_t *act,
+                           const uint8_t *itok, uint8_t *ctx, ctx_model *snap)
 {
     const uint64_t pixels = (uint64_t)v->W * v->H;
     for (uint64_t i = 0; i < pixels; i++)
         ctx[i] = (uint8_t)(ctx_of(act[i], v->thr, v->nctx) * v->nib + intensity_class(v, itok[i]));
-    /* the model at every segment start */
     ctx_model cm;
     ctx_model_init(&cm, v->nctx * v->nib, v->nib, v->prior);
+    uint64_t bits = 0;
     for (uint64_t i = 0; i < pixels; i++) {
         if ((i & (((uint64_t)1 << v->seg_log2) - 1)) == 0) snap[i >> v->seg_log2] = cm;
         if (ctx_refresh_due(i)) ctx_model_refresh(&cm);
         int nraw;
-        ctx_model_count(&cm, ctx[i], ctx_token((uint32_t)(res[i] < 0 ? -res[i] : res[i]), &nraw));
+        const int t = ctx_token((uint32_t)(res[i] < 0 ? -res[i] : res[i]), &nraw);
+        bits += j->token_bits[t] - j->log2_freq[cm.freq[ctx[i]][t]];
+        ctx_model_count(&cm, ctx[i], t);
     }
+    return lsx_stream_estimate(bits, stream_header_len(v), v->nseg);
+}
+
+/* The rANS segments of the candidate whose model_pass ran last (ctx,
+ * snap) into j->seg_buf / j->seg_len; returns the stream length, or 0 on
+ * failure. */
+static size_t code_segments(enc_job *j, const lsx_view *v, const int32_t *res, const uint8_t *ctx,
+                            const ctx_model *snap, int threads)
+{
     j->v = v;
     j->res = res;
     j->ctx = ctx;
@@ -440,13 +464,17 @@ static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
  * few to teach many contexts their statistics, a single context; and the
  * contexts a dynamic program fits to this residual set's histogram
  * (lsmix_thresholds.c: 12 activity runs x 4 intensity runs; it wins on most
- * frames, by 0.1-0.5 %, but its static cost model can miss).  Writes
- * the stream into out where it is smaller than *best, and then sets *mask
- * to the bit of the candidate that made it. */
+ * frames, by 0.1-0.5 %, but its static cost model can miss).  Each is
+ * judged by its model pass's estimate (model_pass: the bits of its tokens
+ * under its own adaptive tables, which the coded length follows to a few
+ * bytes); one whose estimate is below best->est is coded into out (if it
+ * fits; best->len 0 if not), becomes the best, and sets *mask to its bit.
+ * So the coder runs only for candidates that lead, and the GPU encoder,
+ * which makes the same estimates, codes only the final winner. */
 static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, unsigned want,
                                   const int32_t *res, const uint32_t *act, const uint8_t *itok,
                                   uint8_t *ctx, ctx_model *snap, uint8_t *out, size_t cap,
-                                  size_t *best, unsigned *mask, aurp_error *err)
+                                  enc_best *best, unsigned *mask, aurp_error *err)
 {
     const uint64_t pixels = (uint64_t)v0->W * v0->H;
     lsx_view v = *v0;
@@ -478,14 +506,13 @@ static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, u
     for (int k = 0; k < LSX_NCAND; k++) {
         const int repeats = k > 0 && cand[k]->nib == cand[k - 1]->nib && cand[k]->nctx == cand[k - 1]->nctx;
         if (!lsx_candidate_tried(k, want, pixels, have_dp, repeats)) continue;
-        size_t len = code_residuals(j, cand[k], res, act, itok, ctx, snap, threads);
+        const uint64_t est = model_pass(j, cand[k], res, act, itok, ctx, snap);
+        if (best->est != 0 && est >= best->est) continue;
+        size_t len = code_segments(j, cand[k], res, ctx, snap, threads);
         if (len == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", v.W, v.H);
-        if (*best != 0 && len >= *best) continue;
-        if (len > cap)
-            return aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small",
-                             v.W, v.H, cap);
-        write_stream(out, cand[k], j);
-        *best = len;
+        if (len <= cap) write_stream(out, cand[k], j);
+        best->est = est;
+        best->len = len <= cap ? len : 0;
         *mask = 1u << k;
     }
     return AURP_OK;
@@ -508,7 +535,7 @@ typedef struct {
  * Leaves in *mask the bit of the candidate that made the stream (0 when
  * none did). */
 static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int threads, const enc_planes *pl,
-                                 uint8_t *ctx, ctx_model *snap, uint8_t *out, size_t cap, size_t *best,
+                                 uint8_t *ctx, ctx_model *snap, uint8_t *out, size_t cap, enc_best *best,
                                  unsigned *mask, aurp_error *err)
 {
     const unsigned want = *mask;
@@ -527,7 +554,7 @@ static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int threads, co
  * GPU encoder replays this on the same winner. */
 static aurp_status try_cascade(enc_job *j, const lsx_view *v0, int threads, unsigned want,
                                const enc_planes *pl, uint8_t *ctx, ctx_model *snap, uint8_t *out, size_t cap,
-                               size_t *best, aurp_error *err)
+                               enc_best *best, aurp_error *err)
 {
     lsx_view v = *v0;
     v.cas = 0;
@@ -574,14 +601,19 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
     j.seg_cap = 4 + 4 * ((size_t)1 << LSX_SEG_LOG2);
     j.seg_buf = malloc((size_t)v.nseg * j.seg_cap);
     j.seg_len = malloc((size_t)v.nseg * sizeof *j.seg_len);
+    j.log2_freq = malloc((((size_t)1 << CTX_PROB_BITS) + 1) * sizeof *j.log2_freq);
     if (!j.p_ls || !pl.e1 || !pl.emin || !pl.res || !pl.p1 || !pl.ec || !pl.act || !pl.itok || !ctx || !snap ||
-        !j.seg_buf || !j.seg_len) {
+        !j.seg_buf || !j.seg_len || !j.log2_freq) {
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", W, H);
         goto done;
     }
+    for (uint32_t f = 1; f <= (1u << CTX_PROB_BITS); f++) j.log2_freq[f] = lsx_log2_q16(f);
+    j.log2_freq[0] = 0; /* (no table holds 0: every frequency is at least 1) */
+    for (int t = 0; t < CTX_TOKENS; t++) j.token_bits[t] = lsx_token_cost_q16(1, t, CTX_PROB_BITS);
 
-    /* Candidates, each coded and the smallest stream kept (the decoder only
-     * reads what the header says), three pipelines in turn: 0, predictor
+    /* Candidates, each judged by its estimate and the smallest one's
+     * stream kept (the decoder only reads what the header says), three
+     * pipelines in turn: 0, predictor
      * set 0 on the LS of (F 2, M) with every context candidate of
      * try_residuals; 1, set 2 on the same LS with the contexts that won;
      * and, where set 2 won that, 2, set 2 on the LS with forgetting 2^-1
@@ -589,7 +621,7 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
      * row wants a short memory) with every context candidate.  (Set 1, set
      * 2 without RL and with AF, is no longer written: set 2 was smaller
      * wherever set 1 had won.)  Then the winner with the cascade stage. */
-    size_t best = 0;
+    enc_best best = {0, 0};
     j.nbands = (uint32_t)threads < W ? threads : (int)W;
     int win = -1, ls_now = 0, planes_of = -1; /* planes_of: the pipeline whose blend pass pl holds */
     unsigned win_kind = 0, mask = ~0u;
@@ -629,7 +661,9 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
         }
         st = try_cascade(&j, &v, threads, win_kind, &pl, ctx, snap, out, cap, &best, err);
     }
-    *out_len = st == AURP_OK ? best : 0;
+    if (st == AURP_OK && best.est != 0 && best.len == 0)
+        st = aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small", W, H, cap);
+    *out_len = st == AURP_OK ? best.len : 0;
 
 done:
     free(j.p_ls);
@@ -644,6 +678,7 @@ done:
     free(snap);
     free(j.seg_buf);
     free(j.seg_len);
+    free(j.log2_freq);
     return st;
 }
 

@@ -7,12 +7,15 @@
  *   pipeline 1  set 2 on the same LS, the candidate that won pipeline 0;
  *   pipeline 2  set 2 on the LS of forgetting 1, every candidate, only if
  *               pipeline 1 won.
- * The GPU runs the three pipelines at once (a stream each), finds each
- * one's DP candidate on the device (lsmix_dp_kernels.cu), codes every
- * candidate of every pipeline at once (each is independent work, and the
- * device has the room), brings back the segment lengths, and replays the
- * same comparisons on the lengths (choose()), so it picks the stream the
- * CPU picks; then only the winner's segments come back to the host. */
+ * The C encoder judges a candidate by its size estimate (model_pass: the
+ * bits of its tokens under its adaptive tables, exact integers).  The GPU
+ * runs the three pipelines at once (a stream each), finds each one's DP
+ * candidate on the device (lsmix_dp_kernels.cu), builds the model of
+ * every candidate of every pipeline at once with its estimate (each is
+ * independent work, and the device has the room), brings back the
+ * estimates, and replays the same comparisons on them (choose()), so it
+ * picks the stream the CPU picks; then it codes the winner alone and
+ * brings back its segments. */
 #include "lsmix_encoder.h"
 
 #include <stdlib.h>
@@ -72,6 +75,8 @@ struct lsx_gpu_state {
     uint8_t *ctx, *slots, *body;
     uint16_t *hist;
     uint32_t *table, *seg_len;
+    unsigned long long *bits; /* [max_cand + 1] the candidates' size estimates (Q16 bits of the tokens) */
+    int guess_cas;            /* the last frame's cascade trial won: the trial codes its candidate at once */
     int staged_nk; /* candidates per pipeline the device's pipes and cands hold; 0: none */
     /* kept across buffer regrowth: BG depends on the pixels alone, so it
      * runs on side[0] while the LS stage runs on the caller's stream; the
@@ -84,6 +89,7 @@ struct lsx_gpu_state {
     /* pinned host */
     uint8_t *h_stage;   /* pipes, cands, cand_pipe, as the device holds them */
     uint32_t *h_seg_len;
+    unsigned long long *h_bits;
     int *h_dp_ok;
     uint8_t *h_info;
     uint8_t *h_cas; /* R, then md, the weights, the cascade pipeline's classes */
@@ -101,10 +107,11 @@ static void free_buffers(lsx_gpu_state *s)
                    s->body,   s->hist,   s->table,  s->seg_len, s->bg_c,    s->bg_s,      s->bg_w, s->bg,
                    s->rl[0],  s->rl[1],  s->thr_hist, s->dp_scratch, s->dp_ok, s->cas_res, s->cas_act,
                    s->cas_itok, s->cas_classes, s->cas_itok_hist, s->cas_ec, s->cas_w, s->cas_R, s->cas_md,
-                   s->cas_dm, s->cas_dn};
+                   s->cas_dm, s->cas_dn, s->bits};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
     cudaFreeHost(s->h_stage);
     cudaFreeHost(s->h_seg_len);
+    cudaFreeHost(s->h_bits);
     cudaFreeHost(s->h_dp_ok);
     cudaFreeHost(s->h_info);
     cudaFreeHost(s->h_cas);
@@ -201,6 +208,7 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->hist, 2 * (size_t)(max_cand + 1) * tab);
     ALLOC(s->table, 4 * (size_t)(max_cand + 1) * tab);
     ALLOC(s->seg_len, 4 * (size_t)(max_cand + 1) * nseg);
+    ALLOC(s->bits, sizeof(unsigned long long) * (max_cand + 1));
 #undef ALLOC
     for (int i = 0; i < 2; i++) {
         if (rc == cudaSuccess && !s->sync.side[i]) rc = cudaStreamCreateWithFlags(&s->sync.side[i], cudaStreamNonBlocking);
@@ -216,6 +224,8 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_stage, 65536, cudaHostAllocPortable);
     if (rc == cudaSuccess)
         rc = cudaHostAlloc((void **)&s->h_seg_len, 4 * (size_t)(max_cand + 1) * nseg, cudaHostAllocPortable);
+    if (rc == cudaSuccess)
+        rc = cudaHostAlloc((void **)&s->h_bits, sizeof(unsigned long long) * (max_cand + 1), cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_cas, H_CAS_BYTES, cudaHostAllocPortable);
     if (rc == cudaSuccess && !(s->cas_plan = (lsx_cas_plan *)malloc(sizeof *s->cas_plan))) rc = cudaErrorMemoryAllocation;
     if (rc == cudaSuccess) {
@@ -237,22 +247,20 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     return cudaSuccess;
 }
 
-/* ---- the C encoder's choice, replayed on the candidates' lengths ---------- */
+/* ---- the C encoder's choice, replayed on the candidates' estimates ---------- */
 
 typedef struct {
     uint64_t px;      /* the frame's pixels */
     int nib[NPIPE];   /* each pipeline's intensity classes */
     int have_dp[NPIPE]; /* its DP candidate exists (lsx_dp_contexts succeeded) */
-    size_t len[NPIPE * NKIND];
-    int overflow[NPIPE * NKIND];
-    size_t cap;
+    uint64_t est[NPIPE * NKIND]; /* model_pass's estimate */
 } choice_in;
+
 
 static int cand_nib(const choice_in *in, int pipe, int k) { return kind_classes[k] == 1 ? in->nib[pipe] : 1; }
 
-/* try_residuals of lsmix_codec.c on one pipeline. */
-static aurp_status try_pipe(const choice_in *in, int pipe, unsigned want, size_t *best, int *choice,
-                            unsigned *mask)
+/* try_candidates of lsmix_codec.c on one pipeline. */
+static void try_pipe(const choice_in *in, int pipe, unsigned want, uint64_t *best, int *choice, unsigned *mask)
 {
     *mask = 0;
     for (int k = 0; k < NKIND; k++) {
@@ -260,38 +268,35 @@ static aurp_status try_pipe(const choice_in *in, int pipe, unsigned want, size_t
             k > 0 && cand_nib(in, pipe, k) == cand_nib(in, pipe, k - 1) && kind_nctx[k] == kind_nctx[k - 1];
         if (!lsx_candidate_tried(k, want, in->px, in->have_dp[pipe], repeats)) continue;
         const int c = pipe * NKIND + k;
-        if (in->overflow[c]) return AURP_ERR_NOMEM;
-        if (*best != 0 && in->len[c] >= *best) continue;
-        if (in->len[c] > in->cap) return AURP_ERR_CAPACITY;
-        *best = in->len[c];
+        if (*best != 0 && in->est[c] >= *best) continue;
+        *best = in->est[c];
         *choice = c;
         *mask = 1u << k;
     }
-    return AURP_OK;
 }
 
-static aurp_status choose(const choice_in *in, int *choice)
+static void choose(const choice_in *in, int *choice)
 {
-    size_t best = 0;
+    uint64_t best = 0;
     unsigned mask;
-    aurp_status st = try_pipe(in, 0, ~0u, &best, choice, &mask);
-    if (st == AURP_OK) st = try_pipe(in, 1, mask, &best, choice, &mask);
-    if (st == AURP_OK && mask != 0) st = try_pipe(in, 2, ~0u, &best, choice, &mask);
-    return st;
+    try_pipe(in, 0, ~0u, &best, choice, &mask);
+    try_pipe(in, 1, mask, &best, choice, &mask);
+    if (mask != 0) try_pipe(in, 2, ~0u, &best, choice, &mask);
 }
 
 /* ---- the cascade trial (try_cascade of lsmix_codec.c) ------------------------ */
 
-/* The coding of the trial's one candidate: the spare slot after max_cand. */
-static lsx_gpu_coding trial_coding(const lsx_gpu_state *s, uint32_t W, uint32_t H, uint32_t nint, uint32_t nseg)
+/* The coding of candidate c alone (the trial's: the spare slot max_cand). */
+static lsx_gpu_coding one_coding(const lsx_gpu_state *s, uint32_t W, uint32_t H, uint32_t nint, uint32_t nseg,
+                                 int c)
 {
     const uint64_t px = (uint64_t)W * H;
-    return (lsx_gpu_coding){W, H, px, nint, nseg, 1, LSX_PRIOR, s->cands + max_cand, s->pipes,
-                            s->cand_pipe + max_cand, s->ctx + (size_t)max_cand * px,
-                            s->hist + (size_t)max_cand * nint * CTX_MAX * CTX_TOKENS,
-                            s->table + (size_t)max_cand * nint * CTX_MAX * CTX_TOKENS,
-                            s->slots + (size_t)max_cand * nseg * seg_slot, seg_slot,
-                            s->seg_len + (size_t)max_cand * nseg};
+    return (lsx_gpu_coding){W, H, px, nint, nseg, 1, LSX_PRIOR, s->cands + c, s->pipes,
+                            s->cand_pipe + c, s->ctx + (size_t)c * px,
+                            s->hist + (size_t)c * nint * CTX_MAX * CTX_TOKENS,
+                            s->table + (size_t)c * nint * CTX_MAX * CTX_TOKENS,
+                            s->slots + (size_t)c * nseg * seg_slot, seg_slot,
+                            s->seg_len + (size_t)c * nseg, s->bits + c};
 }
 
 /* Part 1 on stream on: pipeline pipe's e1 clipped, the correlations and
@@ -308,10 +313,11 @@ static cudaError_t trial_sums(lsx_gpu_state *s, uint32_t W, uint32_t H, int pipe
 
 /* Part 2, once part 1 is on the host: the weights (vc; *solved 0 where the
  * system is singular: no trial), and on stream on the final prediction,
- * the contexts of kind, the coding, the lengths and contexts to the host. */
-static cudaError_t trial_code(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t nint,
-                              uint32_t nseg, int pipe, int kind, const uint16_t *ioff, lsx_view *vc, int *solved,
-                              cudaStream_t on)
+ * the contexts of kind and the model, the estimate and contexts to the
+ * host; where code, the rANS segments too (the trial is expected to win). */
+static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t nint,
+                               uint32_t nseg, int pipe, int kind, const uint16_t *ioff, int code, lsx_view *vc,
+                               int *solved, cudaStream_t on)
 {
     const uint64_t px = (uint64_t)W * H;
     memset(vc, 0, sizeof *vc);
@@ -331,7 +337,7 @@ static cudaError_t trial_code(lsx_gpu_state *s, const uint16_t *x, uint32_t W, u
     hk->nctx = kind_nctx[kind];
     hk->use_classes = kind == KIND_DP ? 1 : kind_classes[kind];
     ctx_default_thresholds(hk->thr, hk->nctx);
-    const lsx_gpu_coding cc = trial_coding(s, W, H, nint, nseg);
+    const lsx_gpu_coding cc = one_coding(s, W, H, nint, nseg, max_cand);
     cudaError_t rc = cudaMemcpyAsync(s->cas_w, s->h_cas + H_CAS_W, 2 * LSX_CAS_NL, cudaMemcpyHostToDevice, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->pipes + NPIPE, pc, sizeof *pc, cudaMemcpyHostToDevice, on);
     if (rc == cudaSuccess) rc = lsx_gpu_cas_final(x, s->res[pipe], s->cas_ec, W, H, s->cas_w, ioff, pc, on);
@@ -344,10 +350,9 @@ static cudaError_t trial_code(lsx_gpu_state *s, const uint16_t *x, uint32_t W, u
                                      s->dp_scratch, on);
     }
     if (rc == cudaSuccess) rc = lsx_gpu_model(&cc, CTX_MAX, on);
-    if (rc == cudaSuccess) rc = lsx_gpu_rans(&cc, on);
     if (rc == cudaSuccess)
-        rc = cudaMemcpyAsync(s->h_seg_len + (size_t)max_cand * nseg, cc.seg_len, 4 * (size_t)nseg,
-                             cudaMemcpyDeviceToHost, on);
+        rc = cudaMemcpyAsync(s->h_bits + max_cand, cc.bits, sizeof *cc.bits, cudaMemcpyDeviceToHost, on);
+    if (rc == cudaSuccess && code) rc = lsx_gpu_rans(&cc, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(hk, s->cands + max_cand, sizeof *hk, cudaMemcpyDeviceToHost, on);
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(s->h_dp_ok + NPIPE, s->dp_ok + NPIPE, sizeof(int), cudaMemcpyDeviceToHost, on);
@@ -442,11 +447,12 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         if (i > 0) CK(cudaEventRecord(s->sync.pipe_done[i - 1], on));
     }
     for (int i = 1; i < NPIPE; i++) CK(cudaStreamWaitEvent(st, s->sync.pipe_done[i - 1], 0));
-    /* The cascade trial codes the winner of every candidate below again
-     * (try_cascade), which only their lengths name.  Consecutive frames of
-     * a station mostly have the same winner, so the trial starts on the
+    /* The cascade trial models the winner of every candidate below again
+     * (try_cascade), which only their estimates name.  Consecutive frames
+     * of a station mostly have the same winner, so the trial starts on the
      * last frame's winner now, on the side stream, beside the DP and the
-     * coding; if the winner turns out other, it runs again after the
+     * models, and where the last frame's trial won it codes its candidate
+     * at once; if the winner turns out other, it runs again after the
      * choice. */
     const int spec = LSX_CASCADE && H >= 2 && s->guess_pipe >= 0;
     lsx_view vc;
@@ -465,18 +471,17 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         CK(cudaStreamWaitEvent(side, s->sync.fork, 0));
     }
     lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, LSX_PRIOR, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
-                         s->table, s->slots, seg_slot, s->seg_len};
+                         s->table, s->slots, seg_slot, s->seg_len, s->bits};
     CK(lsx_gpu_model(&co, CTX_MAX, st));
     MARK(5);
-    if (spec) { /* the trial's sums are back: its coding goes on while this one runs */
+    if (spec) /* the trial's sums are back: its model goes on while this one's estimates come back */
         CK(cudaStreamSynchronize(side));
-        CK(trial_code(s, x, W, H, nint, nseg, s->guess_pipe, s->guess_kind, ioff, &vc, &solved, side));
-    }
-    CK(lsx_gpu_rans(&co, st));
-    MARK(6);
-    /* what the choice and the header need: the lengths, each pipeline's
+    if (spec)
+        CK(trial_model(s, x, W, H, nint, nseg, s->guess_pipe, s->guess_kind, ioff, s->guess_cas, &vc, &solved,
+                       side));
+    /* what the choice and the header need: the estimates, each pipeline's
      * intensity classes and ioff, the DP candidates' contexts */
-    CK(cudaMemcpyAsync(s->h_seg_len, s->seg_len, 4 * (size_t)ncand * nseg, cudaMemcpyDeviceToHost, st));
+    CK(cudaMemcpyAsync(s->h_bits, s->bits, sizeof *s->h_bits * (size_t)ncand, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(s->h_info, s->info, NPIPE * 8 + 8, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(hc, s->cands, sizeof(lsx_gpu_cand) * ncand, cudaMemcpyDeviceToHost, st));
     CK(cudaMemcpyAsync(s->h_dp_ok, s->dp_ok, sizeof(int) * NPIPE, cudaMemcpyDeviceToHost, st)); /* not the trial's */
@@ -486,57 +491,65 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     choice_in in;
     memset(&in, 0, sizeof in);
     in.px = px;
-    in.cap = cap;
     for (int i = 0; i < NPIPE; i++) {
         in.nib[i] = s->h_info[8 * i];
         in.have_dp[i] = s->h_dp_ok[i];
         for (int p = 0; p < nkc; p++) {
-            const int c = i * nkc + p, slot = i * NKIND + kind_at(nk, p);
-            size_t len = lsx_header_len(hc[c].nctx, nseg);
-            for (uint32_t g = 0; g < nseg; g++) {
-                uint32_t l = s->h_seg_len[(size_t)c * nseg + g];
-                in.overflow[slot] |= l == 0;
-                len += l;
-            }
-            in.len[slot] = len;
+            const int c = i * nkc + p;
+            in.est[i * NKIND + kind_at(nk, p)] = lsx_stream_estimate(s->h_bits[c], lsx_header_len(hc[c].nctx, nseg), nseg);
         }
     }
     int pick = -1;
-    aurp_status rs = choose(&in, &pick);
-    if (rs == AURP_ERR_NOMEM) return aurp_fail(err, rs, "image %ux%u: rANS segment failed", W, H);
-    if (rs == AURP_ERR_CAPACITY)
-        return aurp_fail(err, rs, "image %ux%u: output buffer of %zu bytes too small", W, H, cap);
+    choose(&in, &pick);
     const int pipe = pick / NKIND, kind = pick % NKIND;
     int c = pipe * nkc + (kind == KIND_DP ? nk : kind);
 
     /* try_cascade: the winner again with the cascade stage fitted to its e1
      * (started above if the guess was right, else now) */
-    const lsx_gpu_coding cc = trial_coding(s, W, H, nint, nseg);
-    size_t best = in.len[pick];
-    int cas_won = 0;
+    uint64_t best = in.est[pick];
+    int cas_won = 0, cas_coded = 0;
     if (LSX_CASCADE && H >= 2) {
         if (spec) CK(cudaStreamSynchronize(side));
-        if (!spec || s->guess_pipe != pipe || s->guess_kind != kind) {
+        const int guessed = spec && s->guess_pipe == pipe && s->guess_kind == kind;
+        if (!guessed) {
             CK(trial_sums(s, W, H, pipe, st));
             CK(cudaStreamSynchronize(st));
-            CK(trial_code(s, x, W, H, nint, nseg, pipe, kind, ioff, &vc, &solved, st));
+            CK(trial_model(s, x, W, H, nint, nseg, pipe, kind, ioff, 0, &vc, &solved, st));
             CK(cudaStreamSynchronize(st));
         }
         s->guess_pipe = pipe, s->guess_kind = kind;
         const lsx_gpu_cand *hk = &hc[max_cand];
         if (solved && (kind != KIND_DP || s->h_dp_ok[NPIPE])) {
             vc.nctx = hk->nctx;
-            size_t len = lsx_header_len(vc.nctx, nseg) + lsx_cas_bytes(&vc);
-            for (uint32_t g = 0; g < nseg; g++) {
-                const uint32_t l = s->h_seg_len[(size_t)max_cand * nseg + g];
-                if (l == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", W, H);
-                len += l;
-            }
-            if (len < best) best = len, cas_won = 1, c = max_cand;
+            const uint64_t est =
+                lsx_stream_estimate(s->h_bits[max_cand], lsx_header_len(vc.nctx, nseg) + lsx_cas_bytes(&vc), nseg);
+            if (est < best) best = est, cas_won = 1, c = max_cand, cas_coded = guessed && s->guess_cas;
         }
+        s->guess_cas = cas_won;
     }
+    MARK(6);
 
-    /* the winner's segments -> host, behind its header */
+    /* the winner alone coded (unless the trial coded it already), its
+     * segment lengths and its body to the host: the body's length is the
+     * estimate's within a few bytes a segment, so that much (and a margin)
+     * comes back with the lengths, the rest after them if it was more */
+    const lsx_gpu_coding cw = one_coding(s, W, H, nint, nseg, c);
+    if (!cas_coded) CK(lsx_gpu_rans(&cw, st));
+    CK(lsx_gpu_gather(&cw, 0, s->body, st));
+    CK(cudaMemcpyAsync(s->h_seg_len, cw.seg_len, 4 * (size_t)nseg, cudaMemcpyDeviceToHost, st));
+    const size_t guess_body = (size_t)(best >> (LSX_COST_Q + 3)) + 64 * (size_t)nseg + 4096;
+    const size_t first = guess_body < s->body_cap ? guess_body : s->body_cap;
+    CK(cudaMemcpyAsync(s->h_body, s->body, first, cudaMemcpyDeviceToHost, st));
+    MARK(7);
+    CK(cudaStreamSynchronize(st));
+    size_t body = 0;
+    for (uint32_t g = 0; g < nseg; g++) {
+        if (s->h_seg_len[g] == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", W, H);
+        body += s->h_seg_len[g];
+    }
+    if (body > first) CK(cudaMemcpy(s->h_body + first, s->body + first, body - first, cudaMemcpyDeviceToHost));
+
+    /* the winner's header and segments */
     lsx_view v;
     memset(&v, 0, sizeof v);
     v.p = par[pipe == 2];
@@ -565,14 +578,11 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         memcpy(v.cas_wrev, vc.cas_wrev, sizeof v.cas_wrev);
     }
     const size_t head = lsx_header_len(v.nctx, nseg) + lsx_cas_bytes(&v) - 4 * (size_t)nseg;
-    const size_t body = best - head - 4 * (size_t)nseg;
-    CK(lsx_gpu_gather(cas_won ? &cc : &co, cas_won ? 0 : c, s->body, st));
-    CK(cudaMemcpyAsync(s->h_body, s->body, body, cudaMemcpyDeviceToHost, st));
-    MARK(7);
-    CK(cudaStreamSynchronize(st));
+    if (head + 4 * (size_t)nseg + body > cap)
+        return aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small", W, H, cap);
     lsx_write_header(out, &v);
     size_t pos = head;
-    for (uint32_t g = 0; g < nseg; g++, pos += 4) aurp_put_u32(out + pos, s->h_seg_len[(size_t)c * nseg + g]);
+    for (uint32_t g = 0; g < nseg; g++, pos += 4) aurp_put_u32(out + pos, s->h_seg_len[g]);
     memcpy(out + pos, s->h_body, body);
     *out_len = pos + body;
     return AURP_OK;

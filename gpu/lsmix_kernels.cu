@@ -875,6 +875,11 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v)
 #define TABLE_WARPS 16
 #define COUNTS_AHEAD 8
 
+/* lsx_log2_q16(f) for every frequency f of 2^15 (index f; entry 0
+ * unused), made once per device (lsx_gpu_init_tables): the size
+ * estimate's log2 (tables_kernel). */
+__device__ uint32_t log2_of_freq[(1u << CTX_PROB_BITS) + 1];
+
 __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding c)
 {
     const int k = blockIdx.y;
@@ -929,16 +934,14 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding
     }
 }
 
-__global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding c)
+/* The bits of token t at probability 1 (lsx_token_cost_q16). */
+static __device__ __forceinline__ uint32_t token_bits_q16(int t) { return lsx_token_cost_q16(1, t, CTX_PROB_BITS); }
+
+/* The table of (interval, context) w of candidate k, a warp: its counts
+ * into cum << 16 | freq in place.  Returns the estimate's bits of the
+ * interval's tokens of that context (every lane). */
+static __device__ __forceinline__ uint64_t context_table(const lsx_gpu_coding &c, int k, uint64_t w, int lane)
 {
-    const int k = blockIdx.y;
-    const uint64_t w = (uint64_t)blockIdx.x * TABLE_WARPS + threadIdx.x / 32; /* interval * CTX_MAX + context */
-    const int lane = threadIdx.x & 31;
-    if (w >= (uint64_t)c.nint * CTX_MAX) return;
-    const int ctx = (int)(w % CTX_MAX);
-    const lsx_gpu_cand &cd = c.cand[k];
-    const int nib = cand_nib(c, k);
-    if (ctx >= cd.nctx * nib) return;
     uint32_t *tj = c.table + ((size_t)k * c.nint * CTX_MAX + w) * CTX_TOKENS;
     const uint32_t one = 1u << CTX_PROB_BITS, spare = one - CTX_TOKENS;
     const uint32_t c0 = tj[lane], c1 = tj[lane + 32];
@@ -971,6 +974,18 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding
         if (best == lane) f0 += one - sum;
         if (best == lane + 32) f1 += one - sum;
     }
+    /* the size estimate (model_pass of core/lsmix_codec.c): the bits of
+     * this interval's tokens of this context under this table */
+    uint64_t est;
+    {
+        const uint16_t *hj = c.hist + ((size_t)k * c.nint * CTX_MAX + w) * CTX_TOKENS;
+        const uint32_t n0 = hj[lane], n1 = hj[lane + 32];
+        uint64_t bits = 0;
+        if (n0) bits += (uint64_t)n0 * (token_bits_q16(lane) - log2_of_freq[f0]);
+        if (n1) bits += (uint64_t)n1 * (token_bits_q16(lane + 32) - log2_of_freq[f1]);
+        for (int o = 16; o > 0; o >>= 1) bits += __shfl_xor_sync(0xffffffffu, bits, o);
+        est = bits;
+    }
     /* exclusive prefix over tokens 0..63 */
     uint32_t s0 = f0, s1 = f1;
     for (int o = 1; o < 32; o <<= 1) {
@@ -980,6 +995,26 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding
     const uint32_t first_half = __shfl_sync(0xffffffffu, s0, 31);
     tj[lane] = (s0 - f0) << 16 | f0;
     tj[lane + 32] = (first_half + s1 - f1) << 16 | f1;
+    return est;
+}
+
+/* Every (interval, context) of every candidate a warp (context_table);
+ * the estimate's bits summed per block, then added to the candidate's
+ * total (exact integers: the order does not matter). */
+__global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding c)
+{
+    __shared__ unsigned long long block_bits;
+    const int k = blockIdx.y;
+    const uint64_t w = (uint64_t)blockIdx.x * TABLE_WARPS + threadIdx.x / 32; /* interval * CTX_MAX + context */
+    const int lane = threadIdx.x & 31;
+    if (threadIdx.x == 0) block_bits = 0;
+    __syncthreads();
+    if (w < (uint64_t)c.nint * CTX_MAX && (int)(w % CTX_MAX) < c.cand[k].nctx * cand_nib(c, k)) {
+        const uint64_t bits = context_table(c, k, w, lane);
+        if (lane == 0 && bits) atomicAdd(&block_bits, (unsigned long long)bits);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && block_bits) atomicAdd(c.bits + k, block_bits);
 }
 
 /* rANS (ctx_rans_encode): a block per (segment, candidate).  The symbols
@@ -1022,16 +1057,17 @@ struct rans_chunk {
  * device: the table aurp_rans_entry reads the tokens' reciprocals from. */
 __device__ uint32_t rcp_of_freq[(1u << CTX_PROB_BITS) + 1];
 
-__global__ void rcp_table_kernel()
+__global__ void freq_tables_kernel()
 {
     const uint32_t f = blockIdx.x * blockDim.x + threadIdx.x;
-    if (f < 2 || f > (1u << CTX_PROB_BITS)) return;
-    rcp_of_freq[f] = aurp_rans_rcp(f);
+    if (f < 1 || f > (1u << CTX_PROB_BITS)) return;
+    log2_of_freq[f] = lsx_log2_q16(f);
+    if (f >= 2) rcp_of_freq[f] = aurp_rans_rcp(f);
 }
 
 cudaError_t lsx_gpu_init_tables(cudaStream_t st)
 {
-    rcp_table_kernel<<<((1u << CTX_PROB_BITS) + 256) / 256, 256, 0, st>>>();
+    freq_tables_kernel<<<((1u << CTX_PROB_BITS) + 256) / 256, 256, 0, st>>>();
     return cudaGetLastError();
 }
 
@@ -1149,8 +1185,9 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
 
     auto out = [&](uint32_t q) { return out_mem[q & 1] + RANS_OUT_SLACK; };
     auto chunk_len = [&](uint32_t q) { return (uint32_t)min((uint64_t)RANS_CHUNK, b - a - (uint64_t)q * RANS_CHUNK); };
-    stage_chunk(c, k, a + (uint64_t)(nch - 1) * RANS_CHUNK, chunk_len(nch - 1), &buf[(nch - 1) & 1],
-                (int)threadIdx.x - 32, RANS_STAGERS);
+    if (threadIdx.x >= 32) /* the stagers (warp 0's negative indices would repeat their pixels) */
+        stage_chunk(c, k, a + (uint64_t)(nch - 1) * RANS_CHUNK, chunk_len(nch - 1), &buf[(nch - 1) & 1],
+                    (int)threadIdx.x - 32, RANS_STAGERS);
     __syncthreads();
     for (uint32_t q = nch; q-- > 0;) {
         if (threadIdx.x == 0) {
@@ -1210,6 +1247,8 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
 cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st)
 {
     const unsigned k = (unsigned)c->ncand;
+    cudaError_t rc = cudaMemsetAsync(c->bits, 0, sizeof(unsigned long long) * k, st);
+    if (rc != cudaSuccess) return rc;
     contexts_kernel<<<dim3(blocks_for(c->px, 256) < 4096 ? blocks_for(c->px, 256) : 4096, k), 256, 0, st>>>(*c);
     interval_counts_kernel<<<dim3(c->nint, k), 256, 0, st>>>(*c);
     counts_kernel<<<dim3((max_ctx + TABLE_WARPS - 1) / TABLE_WARPS, k), 32 * TABLE_WARPS, 0, st>>>(*c);

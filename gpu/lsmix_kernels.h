@@ -58,7 +58,8 @@ typedef struct {
     uint8_t classes[1 + CTX_MAX_IB]; /* use_classes 2: nib, then the bounds */
 } lsx_gpu_cand;
 
-/* Per-device constant tables (the rANS reciprocals); once per device. */
+/* Per-device constant tables (the rANS reciprocals, the estimate's log2
+ * of every frequency); once per device. */
 cudaError_t lsx_gpu_init_tables(cudaStream_t st);
 
 cudaError_t lsx_gpu_pixel_histogram(const uint16_t *x, size_t px, uint32_t *hist, cudaStream_t st);
@@ -150,9 +151,11 @@ typedef struct {
     uint8_t *slots;             /* [ncand][nseg][slot] */
     size_t slot;
     uint32_t *seg_len;          /* [ncand][nseg]; 0 where the slot overflowed */
+    unsigned long long *bits;   /* [ncand] the size estimate of the tokens (Q16 bits, model_pass) */
 } lsx_gpu_coding;
 
-/* Contexts, token counts and the tables of every interval. */
+/* Contexts, token counts, the tables of every interval, and each
+ * candidate's size estimate into bits. */
 cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st);
 /* The rANS segments. */
 cudaError_t lsx_gpu_rans(const lsx_gpu_coding *c, cudaStream_t st);

@@ -133,8 +133,8 @@ int main(int argc, char **argv)
                                         "D2H body"};
     static const char *lsmix_stage[] = {"H2D frame+unpack",      "ioff+column means+LS f=2,1",
                                         "row fits (+BG wait)",   "3 pipelines' residuals",
-                                        "contexts+counts+tables", "rANS (all candidates)",
-                                        "choice+cascade+gather+D2H"};
+                                        "contexts+counts+tables+est", "choice+cascade trial",
+                                        "rANS (winner)+gather+D2H"};
     const char **stage = bench_profile == AURP_PROFILE_LSMIX ? lsmix_stage : paper_stage;
     printf("\n%-6s %-10s %10s %10s %10s %12s %12s\n", "GPUs", "", "median_ms", "p90_ms", "min_ms",
            "split_fps", "frames_fps");
