@@ -446,22 +446,24 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         CK(lsx_gpu_thr_histogram(&hp[i], px, s->thr_hist + i * LSX_THR_CELLS, on));
         if (i > 0) CK(cudaEventRecord(s->sync.pipe_done[i - 1], on));
     }
-    for (int i = 1; i < NPIPE; i++) CK(cudaStreamWaitEvent(st, s->sync.pipe_done[i - 1], 0));
     /* The cascade trial models the winner of every candidate below again
      * (try_cascade), which only their estimates name.  Consecutive frames
      * of a station mostly have the same winner, so the trial starts on the
-     * last frame's winner now, on the side stream, beside the DP and the
+     * last frame's winner as soon as that pipeline is done, on the side
+     * stream (pipeline 1's), beside the other pipelines, the DP and the
      * models, and where the last frame's trial won it codes its candidate
      * at once; if the winner turns out other, it runs again after the
      * choice. */
     const int spec = LSX_CASCADE && H >= 2 && s->guess_pipe >= 0;
+    if (spec && s->guess_pipe == 0) { /* pipeline 0's end on the caller's stream */
+        CK(cudaEventRecord(s->sync.fork, st));
+        CK(cudaStreamWaitEvent(side, s->sync.fork, 0));
+    }
+    if (spec && s->guess_pipe == 2) CK(cudaStreamWaitEvent(side, s->sync.pipe_done[1], 0));
+    for (int i = 1; i < NPIPE; i++) CK(cudaStreamWaitEvent(st, s->sync.pipe_done[i - 1], 0));
     lsx_view vc;
     int solved = 0;
-    if (spec) {
-        CK(cudaEventRecord(s->sync.pipes_fork, st));
-        CK(cudaStreamWaitEvent(side, s->sync.pipes_fork, 0));
-        CK(trial_sums(s, W, H, s->guess_pipe, side));
-    }
+    if (spec) CK(trial_sums(s, W, H, s->guess_pipe, side));
     /* the DP (lsx_dp_contexts, from each pipeline's intensity classes)
      * into the DP candidates' contexts, on the device */
     CK(lsx_gpu_dp_contexts(s->thr_hist, s->info, NPIPE, s->cands + nk, nkc, s->dp_ok, s->dp_scratch, st));

@@ -1140,16 +1140,23 @@ __device__ void stage_chunk(const lsx_gpu_coding &c, int k, uint64_t a, uint32_t
 #define RANS_OUT_SLACK 4
 
 /* The renormalisation before a step whose bounds for one and for two
- * bytes are b1 and b2 (rans_chunk): both candidate bytes stored below p,
- * p moved past the ones emitted (b2 reached implies b1 reached), x
- * shifted past them. */
-static __device__ __forceinline__ void renorm_upto2(uint32_t &x, uint8_t *&p, uint32_t b1, uint32_t b2)
+ * bytes are b1 and b2 (rans_chunk): x shifted past the bytes it emits
+ * (b2 reached implies b1 reached); *n of them.  The bytes are stored
+ * after the pixel's steps (store_upto2), off the chain. */
+static __device__ __forceinline__ uint32_t renorm_upto2(uint32_t x, uint32_t b1, uint32_t b2, int *n)
 {
     const bool c1 = x >= b1, c2 = x >= b2;
-    p[-1] = (uint8_t)x;
-    p[-2] = (uint8_t)(x >> 8);
-    p -= (int)c1 + (int)c2;
-    x = c2 ? x >> 16 : c1 ? x >> 8 : x;
+    *n = (int)c1 + (int)c2;
+    return c2 ? x >> 16 : c1 ? x >> 8 : x;
+}
+
+/* A step's two candidate bytes of the state v it renormalised, stored
+ * below p unconditionally; p moved past the n it emitted. */
+static __device__ __forceinline__ void store_upto2(uint8_t *&p, uint32_t v, int n)
+{
+    p[-1] = (uint8_t)v;
+    p[-2] = (uint8_t)(v >> 8);
+    p -= n;
 }
 
 /* Chunk q's bytes (the top `len` bytes of out) to the slot, below the
@@ -1207,16 +1214,22 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
             uint4 sg = *sgn, rw = *raw, t = *tok;
             for (uint32_t i = len; i-- > 0;) {
                 const uint4 sg_n = *--sgn, rw_n = *--raw, t_n = *--tok;
-                const bool s1 = x >= sg.x; /* the sign's bound 2^30: at most one byte */
-                p[-1] = (uint8_t)x;
+                /* the steps on the state; the states before each
+                 * renormalisation (x0, y, z) are kept for the bytes */
+                const uint32_t x0 = x;
+                const bool s1 = x0 >= sg.x; /* the sign's bound 2^30: at most one byte */
+                const uint32_t y = (s1 ? x0 >> 8 : x0) * sg.y + sg.z;
+                int n_raw, n_tok;
+                const uint32_t z = renorm_upto2(y, rw.x, rw.y, &n_raw) * rw.z + sg.w;
+                const uint32_t zr = renorm_upto2(z, t.y, rw.w, &n_tok);
+                const uint32_t qq = __umulhi(zr, t.x) >> (t.w >> 24);
+                x = zr + t.z + qq * (t.w & 0xffffffu);
+                /* the bytes, in the order the steps emit them: a store
+                 * here does not hold up the state's registers */
+                p[-1] = (uint8_t)x0;
                 p -= s1;
-                x = s1 ? x >> 8 : x;
-                x = x * sg.y + sg.z;
-                renorm_upto2(x, p, rw.x, rw.y);
-                x = x * rw.z + sg.w;
-                renorm_upto2(x, p, t.y, rw.w);
-                const uint32_t qq = __umulhi(x, t.x) >> (t.w >> 24);
-                x = x + t.z + qq * (t.w & 0xffffffu);
+                store_upto2(p, y, n_raw);
+                store_upto2(p, z, n_tok);
                 sg = sg_n, rw = rw_n, t = t_n;
             }
             const uint32_t chunk_bytes = (uint32_t)(o + RANS_CHUNK_BYTES - p);
