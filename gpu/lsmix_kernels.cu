@@ -665,7 +665,7 @@ __global__ void errors_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp)
     }
 }
 
-#define CE_ROWS 32 /* rows a batch of column_errors_kernel */
+#define CE_ROWS 16 /* rows a batch of column_errors_kernel */
 
 /* Set 0: the column error level of each predictor before each row (bg:
  * the stream has the BG member, and with it the median input and rate of
@@ -681,18 +681,30 @@ __global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, in
     int32_t c = 0;
     /* The recurrence is a few operations a row; what it waits on is the
      * loads (one thread a column: 32 blocks).  The next CE_ROWS rows'
-     * inputs are loaded before the recurrence runs over these, so a batch
-     * costs one load latency, not one a row (8 rows a batch without the
-     * overlap: 0.24 ms a launch). */
-    int32_t e[CE_ROWS], e_next[CE_ROWS];
-    auto load = [&](int32_t *dst, uint32_t m0) {
+     * errors (with BG, each one's left and right neighbours too) are
+     * loaded before the recurrence runs over these rows, and their inputs
+     * (lsx_colerr_input: with BG the median of the three) are made after
+     * it, so that a batch waits for memory once and under the recurrence.
+     * (Made at load time, the medians waited on each row's loads: 0.47 ms
+     * a launch.) */
+    int32_t e[CE_ROWS], nb[CE_ROWS][3];
+    auto load = [&](uint32_t m0) {
 #pragma unroll
-        for (int j = 0; j < CE_ROWS; j++)
-            dst[j] = m0 + j < H ? lsx_colerr_input(err + (size_t)(m0 + j) * W, n, W, bg) : 0;
+        for (int j = 0; j < CE_ROWS; j++) {
+            const int32_t *row = err + (size_t)(m0 + j < H ? m0 + j : m0) * W;
+            nb[j][1] = row[n];
+            if (bg) nb[j][0] = row[n > 0 ? n - 1 : n], nb[j][2] = row[n + 1 < W ? n + 1 : n];
+        }
     };
-    load(e, 0);
+    auto inputs = [&]() {
+#pragma unroll
+        for (int j = 0; j < CE_ROWS; j++) e[j] = lsx_colerr_input(nb[j], 1, 3, bg);
+    };
+    load(0);
+    inputs();
     for (uint32_t m0 = 0; m0 < H; m0 += CE_ROWS) {
-        if (m0 + CE_ROWS < H) load(e_next, m0 + CE_ROWS);
+        const bool more = m0 + CE_ROWS < H;
+        if (more) load(m0 + CE_ROWS);
 #pragma unroll
         for (int j = 0; j < CE_ROWS; j++) {
             const uint32_t m = m0 + (uint32_t)j;
@@ -701,8 +713,7 @@ __global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, in
                 c = m == 0 ? e[j] : lsx_mean_step(c, e[j], shift);
             }
         }
-#pragma unroll
-        for (int j = 0; j < CE_ROWS; j++) e[j] = e_next[j];
+        if (more) inputs();
     }
 }
 
