@@ -211,7 +211,12 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->bits, sizeof(unsigned long long) * (max_cand + 1));
 #undef ALLOC
     for (int i = 0; i < 2; i++) {
-        if (rc == cudaSuccess && !s->sync.side[i]) rc = cudaStreamCreateWithFlags(&s->sync.side[i], cudaStreamNonBlocking);
+        /* side[0] carries the cascade trial, the frame's longest path: its
+         * blocks go first where both streams have some waiting */
+        int least = 0, greatest = 0;
+        if (rc == cudaSuccess && i == 0) rc = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+        if (rc == cudaSuccess && !s->sync.side[i])
+            rc = cudaStreamCreateWithPriority(&s->sync.side[i], cudaStreamNonBlocking, i == 0 ? greatest : least);
         if (rc == cudaSuccess && !s->sync.pipe_done[i])
             rc = cudaEventCreateWithFlags(&s->sync.pipe_done[i], cudaEventDisableTiming);
     }
