@@ -130,7 +130,8 @@ __global__ void __launch_bounds__(CAS_THREADS) cas_final_kernel(const uint16_t *
     const uint64_t px = (uint64_t)W * H;
     const uint16_t off = *ioff;
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (uint64_t)gridDim.x * blockDim.x) {
-        const uint32_t m = (uint32_t)(i / W), n = (uint32_t)(i % W);
+        uint32_t m, n;
+        pixel_at(i, W, &m, &n);
         int32_t pred = (int32_t)x[i] - e1[i]; /* P1 */
         if (m > 0) {
             int32_t acc = 0;

@@ -440,7 +440,9 @@ __global__ void row_fits_kernel(row_fit_args a)
     const size_t plane = (size_t)a.W * a.H, rows = a.H - 1;
     for (size_t q = (size_t)blockIdx.x * blockDim.x + threadIdx.x; q < (size_t)a.W * rows;
          q += (size_t)gridDim.x * blockDim.x) {
-        const uint32_t n = (uint32_t)(q / rows), m = (uint32_t)(q % rows) + 1;
+        uint32_t n, m;
+        pixel_at(q, (uint32_t)rows, &n, &m); /* column-major: q = n * rows + m - 1 */
+        m += 1;
         const size_t t = (size_t)n * a.H + m, i = (size_t)m * a.W + n;
         int64_t v[ROW_SUMS];
 #pragma unroll
@@ -691,7 +693,9 @@ __global__ void errors_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp)
     const int np = npred(pl, pp);
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x) {
         double p[LSX_NPRED];
-        predictions(pl, pp.set, np, (uint32_t)(i / pl.W), (uint32_t)(i % pl.W), p);
+        uint32_t m, n;
+        pixel_at(i, pl.W, &m, &n);
+        predictions(pl, pp.set, np, m, n, p);
         const int32_t x16 = 16 * (int32_t)pl.x[i];
         for (int k = 0; k < np; k++) {
             int32_t d = x16 - lsx_q16(p[k]);
@@ -761,7 +765,8 @@ __global__ void blend_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp, const uint16_t 
     const int kind = lsx_blend_kind(pp.set, bg);
     const uint16_t off = *ioff;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x) {
-        const uint32_t m = (uint32_t)(i / W), n = (uint32_t)(i % W);
+        uint32_t m, n;
+        pixel_at(i, W, &m, &n);
         uint16_t pred;
         int32_t emin = 0;
         if (m == 0) {
@@ -783,18 +788,39 @@ __global__ void blend_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp, const uint16_t 
     }
 }
 
+/* Adds 1 to counter[bin] for each lane of the warp with `in` set: one
+ * atomic per distinct bin of the warp, by its lowest lane.  Neighbouring
+ * pixels mostly fall in the same bin, and a warp's atomics to one address
+ * run one after another.  Every lane of the warp calls it. */
+template <typename T>
+static __device__ __forceinline__ void warp_count(T *counter, uint32_t bin, bool in)
+{
+    const unsigned lanes = __ballot_sync(0xffffffffu, in);
+    if (!in) return;
+    const unsigned same = __match_any_sync(lanes, bin);
+    if ((threadIdx.x & 31) == (unsigned)(__ffs(same) - 1)) atomicAdd(&counter[bin], (T)__popc(same));
+}
+
 __global__ void activity_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp)
 {
     __shared__ unsigned long long h[CTX_TOKENS];
     if (threadIdx.x < CTX_TOKENS) h[threadIdx.x] = 0;
     __syncthreads();
     const size_t px = (size_t)W * H;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x) {
-        const uint32_t m = (uint32_t)(i / W), n = (uint32_t)(i % W);
-        const int32_t *r0 = pp.res + (size_t)m * W;
-        const int32_t *r1 = m > 0 ? r0 - W : NULL, *r2 = m > 1 ? r0 - 2 * (size_t)W : NULL;
-        pp.act[i] = lsx_activity16(lsx_residual_activity(r0, r1, r2, W, n), pp.emin[i]);
-        atomicAdd(&h[pp.itok[i]], 1ull);
+    /* the whole block steps together (the histogram's warp_count) */
+    for (size_t i0 = (size_t)blockIdx.x * blockDim.x; i0 < px; i0 += (size_t)gridDim.x * blockDim.x) {
+        const size_t i = i0 + threadIdx.x;
+        const bool in = i < px;
+        uint32_t tok = 0;
+        if (in) {
+            uint32_t m, n;
+            pixel_at(i, W, &m, &n);
+            const int32_t *r0 = pp.res + (size_t)m * W;
+            const int32_t *r1 = m > 0 ? r0 - W : NULL, *r2 = m > 1 ? r0 - 2 * (size_t)W : NULL;
+            pp.act[i] = lsx_activity16(lsx_residual_activity(r0, r1, r2, W, n), pp.emin[i]);
+            tok = pp.itok[i];
+        }
+        warp_count(h, tok, in);
     }
     __syncthreads();
     if (threadIdx.x < CTX_TOKENS && h[threadIdx.x]) atomicAdd(&pp.itok_hist[threadIdx.x], h[threadIdx.x]);
@@ -857,8 +883,11 @@ __device__ __forceinline__ int cand_nib(const lsx_gpu_coding &c, int k)
 
 __global__ void thr_histogram_kernel(lsx_gpu_pipe pp, uint64_t px, uint32_t *hist)
 {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x)
-        atomicAdd(&hist[lsx_thr_cell(pp.act[i], pp.itok[i], pp.res[i])], 1u);
+    for (size_t i0 = (size_t)blockIdx.x * blockDim.x; i0 < px; i0 += (size_t)gridDim.x * blockDim.x) {
+        const size_t i = i0 + threadIdx.x;
+        const bool in = i < px;
+        warp_count(hist, in ? (uint32_t)lsx_thr_cell(pp.act[i], pp.itok[i], pp.res[i]) : 0u, in);
+    }
 }
 
 cudaError_t lsx_gpu_thr_histogram(const lsx_gpu_pipe *pp, uint64_t px, uint32_t *hist, cudaStream_t st)

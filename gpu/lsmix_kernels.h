@@ -58,6 +58,18 @@ typedef struct {
     uint8_t classes[1 + CTX_MAX_IB]; /* use_classes 2: nib, then the bounds */
 } lsx_gpu_cand;
 
+/* Row m and column n of pixel i of a W-wide frame by 32-bit division:
+ * the GPU encoder's frames have fewer than 2^32 pixels (at most
+ * AURP_GPU_MAX_SIDE = 4096 on a side), and a 64-bit division is a long
+ * software routine on the device, run for every pixel of the per-pixel
+ * kernels. */
+static __device__ __forceinline__ void pixel_at(uint64_t i, uint32_t W, uint32_t *m, uint32_t *n)
+{
+    const uint32_t i32 = (uint32_t)i;
+    *m = i32 / W;
+    *n = i32 - *m * W;
+}
+
 /* Per-device constant tables (the rANS reciprocals, the estimate's log2
  * of every frequency); once per device. */
 cudaError_t lsx_gpu_init_tables(cudaStream_t st);
