@@ -308,8 +308,13 @@ static lsx_gpu_coding one_coding(const lsx_gpu_state *s, uint32_t W, uint32_t H,
  * the median, to the host. */
 static cudaError_t trial_sums(lsx_gpu_state *s, uint32_t W, uint32_t H, int pipe, cudaStream_t on)
 {
+    int max_dn = 0;
+    for (int k = 0; k < s->cas_plan->no; k++) {
+        const int d = s->cas_plan->dn[k] < 0 ? -s->cas_plan->dn[k] : s->cas_plan->dn[k];
+        if (d > max_dn) max_dn = d;
+    }
     cudaError_t rc = lsx_gpu_cas_sums(s->res[pipe], W, H, s->pxhist, s->cas_md, s->cas_ec, s->cas_dm, s->cas_dn,
-                                      s->cas_plan->no, s->cas_R, on);
+                                      s->cas_plan->no, max_dn, s->cas_R, on);
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(s->h_cas, s->cas_R, 8 * (size_t)s->cas_plan->no, cudaMemcpyDeviceToHost, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->h_cas + H_CAS_MD, s->cas_md, 4, cudaMemcpyDeviceToHost, on);

@@ -923,11 +923,16 @@ __global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
     __syncthreads();
     const uint64_t a = interval_start(j), b0 = j + 1 < c.nint ? interval_start(j + 1) : c.px;
     const uint64_t b = b0 < c.px ? b0 : c.px;
-    for (uint64_t i = a + threadIdx.x; i < b; i += 256) {
-        int32_t e = res[i];
-        int nraw;
-        int t = ctx_token((uint32_t)(e < 0 ? -e : e), &nraw);
-        atomicAdd(&cnt[ctx[i] * CTX_TOKENS + t], 1u);
+    for (uint64_t i0 = a; i0 < b; i0 += 256) { /* the block steps together (warp_count) */
+        const uint64_t i = i0 + threadIdx.x;
+        const bool in = i < b;
+        uint32_t bin = 0;
+        if (in) {
+            const int32_t e = res[i];
+            int nraw;
+            bin = (uint32_t)(ctx[i] * CTX_TOKENS + ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
+        }
+        warp_count(cnt, bin, in);
     }
     __syncthreads();
     uint16_t *h = c.hist + ((size_t)k * c.nint + j) * (CTX_MAX * CTX_TOKENS);
