@@ -13,4 +13,8 @@ cp "$BUILD"/bin/aurorad "$BUILD"/bin/aurorapack "$BUILD"/bin/aurorasim .carry/bi
 ldd .carry/bin/* | awk '/=>/ {print $3}' | sort -u |
     grep -v -E '/lib(c|m|dl|rt|pthread|resolv|stdc\+\+|gcc_s)\.so' |
     xargs -r -I{} cp -L {} .carry/lib/
+# what the programs were built from: the cli step of scripts/device-run.sh
+# refuses a carry whose sources are not the tree's (a stale carry would test
+# old code)
+scripts/source-stamp.sh >.carry/SOURCE
 du -sh .carry

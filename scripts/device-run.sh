@@ -62,6 +62,11 @@ for s in $steps; do
         # the carried aurorapack (built on the Debian machine, static cudart):
         # --gpu streams are the CPU's bytes, unpack restores the file, bench
         echo "== aurorapack pack --gpu vs --cpu on every frame"
+        if [ "$(cat .carry/SOURCE 2>/dev/null)" != "$(scripts/source-stamp.sh)" ]; then
+            echo "cli: .carry was not built from this tree's sources (run scripts/carry-for-device.sh): FAILED"
+            status=1
+            continue
+        fi
         export LD_LIBRARY_PATH=$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
         AP=.carry/bin/aurorapack; W=$(mktemp -d)
         .carry/bin/aurorasim --one "$W/sim1024.fits" >/dev/null
