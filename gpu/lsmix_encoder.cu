@@ -62,6 +62,7 @@ struct lsx_gpu_state {
     int *cas_dm, *cas_dn;
     lsx_cas_plan *cas_plan; /* host, made once */
     int guess_pipe, guess_kind; /* the last frame's winner (-1: none): the trial starts on it early */
+    int skip_p2; /* the last frame did not need pipeline 2: it runs only if the choice asks for it */
     int32_t *res[NPIPE];
     uint32_t *act[NPIPE];
     uint8_t *itok[NPIPE];
@@ -280,23 +281,16 @@ static void try_pipe(const choice_in *in, int pipe, unsigned want, uint64_t *bes
     }
 }
 
-static void choose(const choice_in *in, int *choice)
-{
-    uint64_t best = 0;
-    unsigned mask;
-    try_pipe(in, 0, ~0u, &best, choice, &mask);
-    try_pipe(in, 1, mask, &best, choice, &mask);
-    if (mask != 0) try_pipe(in, 2, ~0u, &best, choice, &mask);
-}
 
 /* ---- the cascade trial (try_cascade of lsmix_codec.c) ------------------------ */
 
-/* The coding of candidate c alone (the trial's: the spare slot max_cand). */
-static lsx_gpu_coding one_coding(const lsx_gpu_state *s, uint32_t W, uint32_t H, uint32_t nint, uint32_t nseg,
-                                 int c)
+/* The coding of candidates c .. c + n - 1 (the trial's: the spare slot
+ * max_cand). */
+static lsx_gpu_coding cands_coding(const lsx_gpu_state *s, uint32_t W, uint32_t H, uint32_t nint, uint32_t nseg,
+                                   int c, int n)
 {
     const uint64_t px = (uint64_t)W * H;
-    return (lsx_gpu_coding){W, H, px, nint, nseg, 1, LSX_PRIOR, s->cands + c, s->pipes,
+    return (lsx_gpu_coding){W, H, px, nint, nseg, n, LSX_PRIOR, s->cands + c, s->pipes,
                             s->cand_pipe + c, s->ctx + (size_t)c * px,
                             s->hist + (size_t)c * nint * CTX_MAX * CTX_TOKENS,
                             s->table + (size_t)c * nint * CTX_MAX * CTX_TOKENS,
@@ -347,7 +341,7 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
     hk->nctx = kind_nctx[kind];
     hk->use_classes = kind == KIND_DP ? 1 : kind_classes[kind];
     ctx_default_thresholds(hk->thr, hk->nctx);
-    const lsx_gpu_coding cc = one_coding(s, W, H, nint, nseg, max_cand);
+    const lsx_gpu_coding cc = cands_coding(s, W, H, nint, nseg, max_cand, 1);
     cudaError_t rc = cudaMemcpyAsync(s->cas_w, s->h_cas + H_CAS_W, 2 * LSX_CAS_NL, cudaMemcpyHostToDevice, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->pipes + NPIPE, pc, sizeof *pc, cudaMemcpyHostToDevice, on);
     if (rc == cudaSuccess) rc = lsx_gpu_cas_final(x, s->res[pipe], s->cas_ec, W, H, s->cas_w, ioff, pc, on);
@@ -367,6 +361,68 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(s->h_dp_ok + NPIPE, s->dp_ok + NPIPE, sizeof(int), cudaMemcpyDeviceToHost, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->h_cas + H_CAS_CLASSES, s->cas_classes, 8, cudaMemcpyDeviceToHost, on);
+    return rc;
+}
+
+/* ---- the pipelines --------------------------------------------------------- */
+
+/* Pipeline i's residuals on stream on (its predictor set on its LS: 2 runs
+ * on the LS of forgetting 1) and the histogram of its DP candidate
+ * (try_residuals' candidate 4). */
+static cudaError_t pipe_residuals(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, int i,
+                                  const uint16_t *ioff, cudaStream_t on)
+{
+    const int l = i == 2;
+    lsx_gpu_planes pl = {W,        H,        x,        s->cma, s->cmb, s->ls[l], s->af, s->rv, s->al[l],
+                         LSX_BG ? s->bg : NULL, {s->rl[0], s->rl[1]}};
+    const lsx_gpu_pipe *hp = (const lsx_gpu_pipe *)s->h_stage;
+    cudaError_t rc = lsx_gpu_residuals(&pl, &hp[i], ioff, on);
+    if (rc == cudaSuccess) rc = lsx_gpu_thr_histogram(&hp[i], (uint64_t)W * H, s->thr_hist + i * LSX_THR_CELLS, on);
+    return rc;
+}
+
+/* Pipeline i's part of the choice from what came back to the host. */
+static void pipe_estimates(const lsx_gpu_state *s, choice_in *in, int i, int nk, uint32_t nseg)
+{
+    const int nkc = nk + 1;
+    const lsx_gpu_cand *hc = (const lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * (NPIPE + 1));
+    in->nib[i] = s->h_info[8 * i];
+    in->have_dp[i] = s->h_dp_ok[i];
+    for (int p = 0; p < nkc; p++) {
+        const int c = i * nkc + p;
+        in->est[i * NKIND + kind_at(nk, p)] = lsx_stream_estimate(s->h_bits[c], lsx_header_len(hc[c].nctx, nseg), nseg);
+    }
+}
+
+/* Pipeline 2 after the fact, where the last frame's choice left it out
+ * and this one's asks for it: the LS of forgetting 1, the row fits again
+ * (their AL of that LS), the pipeline, its DP and models, and its part of
+ * the choice.  The trial on the side stream is let finish first: it uses
+ * the DP's scratch and histograms too. */
+static cudaError_t run_pipe2(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t ls_c1,
+                             const lsx_params *par, const uint16_t *ioff, int nk, uint32_t nint, uint32_t nseg,
+                             choice_in *in, cudaStream_t side, cudaStream_t st)
+{
+    const int nkc = nk + 1, c0 = 2 * nkc;
+    lsx_gpu_cand *hc = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * (NPIPE + 1));
+    cudaError_t rc = cudaStreamSynchronize(side);
+    if (rc == cudaSuccess) rc = lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par + 1, 1, s->ls + 1, W, 0, st);
+    if (rc == cudaSuccess)
+        rc = lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, s->rowsums, s->af, s->rv, s->al[0], s->al[1], st);
+    if (rc == cudaSuccess) rc = pipe_residuals(s, x, W, H, 2, ioff, st);
+    if (rc == cudaSuccess)
+        rc = lsx_gpu_dp_contexts(s->thr_hist + 2 * LSX_THR_CELLS, s->info + 16, 1, s->cands + c0 + nk, nkc,
+                                 s->dp_ok + 2, s->dp_scratch, st);
+    const lsx_gpu_coding co = cands_coding(s, W, H, nint, nseg, c0, nkc);
+    if (rc == cudaSuccess) rc = lsx_gpu_model(&co, CTX_MAX, st);
+    if (rc == cudaSuccess)
+        rc = cudaMemcpyAsync(s->h_bits + c0, co.bits, sizeof *s->h_bits * (size_t)nkc, cudaMemcpyDeviceToHost, st);
+    if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->h_info + 16, s->info + 16, 8, cudaMemcpyDeviceToHost, st);
+    if (rc == cudaSuccess)
+        rc = cudaMemcpyAsync(hc + c0, s->cands + c0, sizeof *hc * (size_t)nkc, cudaMemcpyDeviceToHost, st);
+    if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->h_dp_ok + 2, s->dp_ok + 2, sizeof(int), cudaMemcpyDeviceToHost, st);
+    if (rc == cudaSuccess) rc = cudaStreamSynchronize(st);
+    if (rc == cudaSuccess) pipe_estimates(s, in, 2, nk, nseg);
     return rc;
 }
 
@@ -405,7 +461,13 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     lsx_gpu_cand *hc = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * (NPIPE + 1));
     int *hcp = (int *)(hc + max_cand + 1);
     const int nkc = nk + 1; /* and the DP candidate */
-    const int ncand = NPIPE * nkc;
+    /* pipeline 2 (set 2 on the LS of forgetting 1) counts only where
+     * pipeline 1 beats pipeline 0; a station's consecutive frames mostly
+     * agree, so where the last frame's did not, this one's LS of
+     * forgetting 1 and pipeline 2 wait for the choice to ask for them
+     * (run_pipe2).  The column split's bands carry both LS: not there. */
+    const int npipe = s->skip_p2 && !bands ? 2 : NPIPE;
+    const int ncand = npipe * nkc;
     MARK(1);
     if (s->staged_nk != nk) {
         for (int i = 0; i < NPIPE; i++) {
@@ -423,7 +485,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         }
         hcp[max_cand] = NPIPE; /* the cascade's candidate codes the cascade's pipeline */
         CK(cudaMemcpyAsync(s->pipes, hp, sizeof(lsx_gpu_pipe) * NPIPE, cudaMemcpyHostToDevice, st));
-        CK(cudaMemcpyAsync(s->cands, hc, sizeof(lsx_gpu_cand) * ncand, cudaMemcpyHostToDevice, st));
+        CK(cudaMemcpyAsync(s->cands, hc, sizeof(lsx_gpu_cand) * NPIPE * nkc, cudaMemcpyHostToDevice, st));
         CK(cudaMemcpyAsync(s->cand_pipe, hcp, sizeof(int) * (max_cand + 1), cudaMemcpyHostToDevice, st));
         s->staged_nk = nk;
     }
@@ -437,23 +499,20 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, st));
     CK(lsx_gpu_ioff(s->pxhist, px, ioff, st));
     CK(lsx_gpu_column_means(x, W, H, s->cma, s->cmb, st));
-    CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par, 2, s->ls, W, 0, st));
+    CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par, npipe == NPIPE ? 2 : 1, s->ls, W, 0, st));
     if (bands) CK(bands(bands_ctx, s->ls, st));
     MARK(2);
-    CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, s->rowsums, s->af, s->rv, s->al[0], s->al[1], st));
+    CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[npipe == NPIPE], W, H, s->rowsums, s->af, s->rv, s->al[0],
+                        s->al[1], st));
     CK(cudaStreamWaitEvent(st, s->sync.join, 0));
     MARK(3);
     /* the pipelines, each on a stream of its own, with the histogram of its
      * DP candidate (try_residuals' candidate 4) */
     CK(cudaEventRecord(s->sync.pipes_fork, st));
-    for (int i = 0; i < NPIPE; i++) {
-        const int l = i == 2; /* pipeline 2 runs on the LS of forgetting 1 */
-        lsx_gpu_planes pl = {W,        H,        x,        s->cma, s->cmb, s->ls[l], s->af, s->rv, s->al[l],
-                             LSX_BG ? s->bg : NULL, {s->rl[0], s->rl[1]}};
+    for (int i = 0; i < npipe; i++) {
         cudaStream_t on = i == 0 ? st : s->sync.side[i - 1];
         if (i > 0) CK(cudaStreamWaitEvent(on, s->sync.pipes_fork, 0));
-        CK(lsx_gpu_residuals(&pl, &hp[i], ioff, on));
-        CK(lsx_gpu_thr_histogram(&hp[i], px, s->thr_hist + i * LSX_THR_CELLS, on));
+        CK(pipe_residuals(s, x, W, H, i, ioff, on));
         if (i > 0) CK(cudaEventRecord(s->sync.pipe_done[i - 1], on));
     }
     /* The cascade trial models the winner of every candidate below again
@@ -470,13 +529,13 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         CK(cudaStreamWaitEvent(side, s->sync.fork, 0));
     }
     if (spec && s->guess_pipe == 2) CK(cudaStreamWaitEvent(side, s->sync.pipe_done[1], 0));
-    for (int i = 1; i < NPIPE; i++) CK(cudaStreamWaitEvent(st, s->sync.pipe_done[i - 1], 0));
+    for (int i = 1; i < npipe; i++) CK(cudaStreamWaitEvent(st, s->sync.pipe_done[i - 1], 0));
     lsx_view vc;
     int solved = 0;
     if (spec) CK(trial_sums(s, W, H, s->guess_pipe, side));
     /* the DP (lsx_dp_contexts, from each pipeline's intensity classes)
      * into the DP candidates' contexts, on the device */
-    CK(lsx_gpu_dp_contexts(s->thr_hist, s->info, NPIPE, s->cands + nk, nkc, s->dp_ok, s->dp_scratch, st));
+    CK(lsx_gpu_dp_contexts(s->thr_hist, s->info, npipe, s->cands + nk, nkc, s->dp_ok, s->dp_scratch, st));
     MARK(4);
     if (spec) { /* the trial's DP, if any, reuses the DP's scratch */
         CK(cudaEventRecord(s->sync.fork, st));
@@ -499,20 +558,22 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(cudaMemcpyAsync(s->h_dp_ok, s->dp_ok, sizeof(int) * NPIPE, cudaMemcpyDeviceToHost, st)); /* not the trial's */
     CK(cudaStreamSynchronize(st));
 
-    /* the C encoder's choice */
+    /* the C encoder's choice (try_pipe: pipeline 0, pipeline 1 with 0's
+     * winning contexts, pipeline 2 where 1 won) */
     choice_in in;
     memset(&in, 0, sizeof in);
     in.px = px;
-    for (int i = 0; i < NPIPE; i++) {
-        in.nib[i] = s->h_info[8 * i];
-        in.have_dp[i] = s->h_dp_ok[i];
-        for (int p = 0; p < nkc; p++) {
-            const int c = i * nkc + p;
-            in.est[i * NKIND + kind_at(nk, p)] = lsx_stream_estimate(s->h_bits[c], lsx_header_len(hc[c].nctx, nseg), nseg);
-        }
-    }
+    for (int i = 0; i < npipe; i++) pipe_estimates(s, &in, i, nk, nseg);
     int pick = -1;
-    choose(&in, &pick);
+    uint64_t best_est = 0;
+    unsigned mask;
+    try_pipe(&in, 0, ~0u, &best_est, &pick, &mask);
+    try_pipe(&in, 1, mask, &best_est, &pick, &mask);
+    s->skip_p2 = mask == 0;
+    if (mask != 0) {
+        if (npipe < NPIPE) CK(run_pipe2(s, x, W, H, ls_c1, par, ioff, nk, nint, nseg, &in, side, st));
+        try_pipe(&in, 2, ~0u, &best_est, &pick, &mask);
+    }
     const int pipe = pick / NKIND, kind = pick % NKIND;
     int c = pipe * nkc + (kind == KIND_DP ? nk : kind);
 
@@ -545,7 +606,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
      * segment lengths and its body to the host: the body's length is the
      * estimate's within a few bytes a segment, so that much (and a margin)
      * comes back with the lengths, the rest after them if it was more */
-    const lsx_gpu_coding cw = one_coding(s, W, H, nint, nseg, c);
+    const lsx_gpu_coding cw = cands_coding(s, W, H, nint, nseg, c, 1);
     if (!cas_coded) CK(lsx_gpu_rans(&cw, st));
     CK(lsx_gpu_gather(&cw, 0, s->body, st));
     CK(cudaMemcpyAsync(s->h_seg_len, cw.seg_len, 4 * (size_t)nseg, cudaMemcpyDeviceToHost, st));

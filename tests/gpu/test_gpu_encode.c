@@ -38,10 +38,11 @@ static int skip_frame(const gpu_frame *f)
     return only && *only && !strstr(f->name, only);
 }
 
-/* One frame, one profile and parameter set, every device count 1..ndev. */
-static void check_profile(aurp_gpu **handles, int ndev, const gpu_frame *f, int profile, int N, int M, int T)
+/* One frame, one profile and parameter set, every device count 1..ndev.
+ * Returns the lsmix predictor set the CPU encoder chose (-1: none). */
+static int check_profile(aurp_gpu **handles, int ndev, const gpu_frame *f, int profile, int N, int M, int T)
 {
-    if (skip_frame(f)) return;
+    if (skip_frame(f)) return -1;
     const char *pn = aurp_profile_name(profile);
     if (getenv("AURP_GPU_TEST_TRACE")) printf("case %s %s N=%d M=%d T=%d\n", f->name, pn, N, M, T);
     aurp_params p;
@@ -70,12 +71,16 @@ static void check_profile(aurp_gpu **handles, int ndev, const gpu_frame *f, int 
               ds == AURP_OK ? "pixels differ" : err.msg);
     }
     char chosen[32] = "";
+    int set = -1;
     /* lsmix: the predictor set and forgetting the encoder chose (3.1 header bytes 22, 12) */
-    if (profile == AURP_PROFILE_LSMIX && st == AURP_OK && ref_len > 22)
+    if (profile == AURP_PROFILE_LSMIX && st == AURP_OK && ref_len > 22) {
         snprintf(chosen, sizeof chosen, " set %d f %d", ref[22], ref[12]);
+        set = ref[22];
+    }
     printf("  %-34s %-6s %5ux%-5u N=%-2d M=%-2d T=%-3d %zu bytes (%.3f bpp)%s, G=1..%d\n", f->name, pn, f->width,
            f->height, N, M, T, ref_len, 8.0 * ref_len / ((double)f->width * f->height), chosen, ndev);
     free(ref), free(got), free(back);
+    return set;
 }
 
 static void check_frame(aurp_gpu **handles, int ndev, const gpu_frame *f, int N, int M, int T)
@@ -83,10 +88,10 @@ static void check_frame(aurp_gpu **handles, int ndev, const gpu_frame *f, int N,
     check_profile(handles, ndev, f, AURP_PROFILE_PAPER, N, M, T);
 }
 
-/* The lsmix profile: K lags, window M (T is not used). */
-static void check_lsmix(aurp_gpu **handles, int ndev, const gpu_frame *f, int K, int M)
+/* The lsmix profile: K lags, window M (T is not used); the set chosen. */
+static int check_lsmix(aurp_gpu **handles, int ndev, const gpu_frame *f, int K, int M)
 {
-    check_profile(handles, ndev, f, AURP_PROFILE_LSMIX, K, M, 0);
+    return check_profile(handles, ndev, f, AURP_PROFILE_LSMIX, K, M, 0);
 }
 
 int main(int argc, char **argv)
@@ -167,6 +172,32 @@ int main(int argc, char **argv)
         check_lsmix(handles, ndev, &f, 4, 5);
         if (!quick) check_lsmix(handles, ndev, &f, 16, 17);
         gpu_frame_free(&f);
+    }
+
+    /* A fresh handle over the frames of the arguments, forward, then
+     * backward: a handle guesses from the last frame (the cascade trial's
+     * pipeline; whether the LS of forgetting 1 and pipeline 2 run before
+     * the choice asks for them), so each change of the chosen predictor
+     * set between neighbours (set 0 where pipeline 1 lost and pipeline 2
+     * was not needed, set 2 where it was) is met both ways, each stream
+     * checked against the CPU's. */
+    if (argc > 2 && !quick) {
+        aurp_gpu *seq = NULL;
+        aurp_status st = aurp_gpu_open(ids, 1, 2112, 1024, &seq, &err);
+        CHECK(st == AURP_OK, "open a fresh handle: %s", err.msg);
+        int changes = 0, last = -1;
+        for (int k = 0; st == AURP_OK && k < 2 * (argc - 1); k++) {
+            const int i = k < argc - 1 ? 1 + k : 2 * (argc - 1) - k;
+            gpu_frame f;
+            if (gpu_frame_read_fits(argv[i], &f, why, sizeof why) != 0) continue;
+            const int set = check_lsmix(&seq, 1, &f, 6, 9);
+            if (last >= 0 && set >= 0 && (set == 0) != (last == 0)) changes++;
+            if (set >= 0) last = set;
+            gpu_frame_free(&f);
+        }
+        CHECK(changes >= 2, "the frames' chosen sets changed %d times in the sequence: the handle's guesses were "
+                            "not put to the test both ways (give frames of both kinds)", changes);
+        aurp_gpu_close(seq);
     }
 
     /* simulated frames: sizes around the edges of every rule */
