@@ -9,13 +9,14 @@
  *               pipeline 1 won.
  * The C encoder judges a candidate by its size estimate (model_pass: the
  * bits of its tokens under its adaptive tables, exact integers).  The GPU
- * runs the three pipelines at once (a stream each), finds each one's DP
- * candidate on the device (lsmix_dp_kernels.cu), builds the model of
- * every candidate of every pipeline at once with its estimate (each is
- * independent work, and the device has the room), brings back the
- * estimates, and replays the same comparisons on them (choose()), so it
- * picks the stream the CPU picks; then it codes the winner alone and
- * brings back its segments. */
+ * runs the pipelines at once (a stream each: pipeline 2 and its LS only
+ * where the last frame needed them, else after the choice asks, in
+ * run_pipe2), finds each one's DP candidate on the device
+ * (lsmix_dp_kernels.cu), builds the model of every candidate of every
+ * pipeline at once with its estimate (each is independent work, and the
+ * device has the room), brings back the estimates, and replays the same
+ * comparisons on them (try_pipe), so it picks the stream the CPU picks;
+ * then it codes the winner alone and brings back its segments. */
 #include "lsmix_encoder.h"
 
 #include <stdlib.h>
