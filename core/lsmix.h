@@ -160,18 +160,6 @@ static inline double lsx_cm_predict(const lsx_state *s, uint32_t n)
 /* Default thresholds: the contexts are half-octaves of activity. */
 void ctx_default_thresholds(uint32_t *thr, int nctx);
 
-/* Smallest |e| of a token and its raw bit count. */
-static inline uint32_t ctx_token_base(int t, int *nraw)
-{
-    if (t < 16) {
-        *nraw = 0;
-        return (uint32_t)t;
-    }
-    int nb = (t - 16) / 4 + 4;
-    *nraw = nb - 2;
-    return (uint32_t)(4 + ((t - 16) & 3)) << (nb - 2);
-}
-
 /* Adaptive token statistics: counts per context, refreshed into rANS
  * tables at fixed pixel indices (ctx_refresh_due). */
 typedef struct {

@@ -249,6 +249,18 @@ static inline AURP_HD int ctx_token(uint32_t v, int *nraw)
     return 16 + (nb - 4) * 4 + (int)((v >> (nb - 2)) & 3);
 }
 
+/* Smallest |e| of token t and its raw bit count (ctx_token's inverse). */
+static inline AURP_HD uint32_t ctx_token_base(int t, int *nraw)
+{
+    if (t < 16) {
+        *nraw = 0;
+        return (uint32_t)t;
+    }
+    int nb = (t - 16) / 4 + 4;
+    *nraw = nb - 2;
+    return (uint32_t)(4 + ((t - 16) & 3)) << (nb - 2);
+}
+
 /* ---- the encoder's size estimate (not part of the format) ---- */
 
 /* The encoder picks among its predictor and context candidates by the
@@ -279,7 +291,8 @@ static inline AURP_HD uint32_t lsx_log2_q16(uint32_t f)
  * with its raw bits and, for t > 0, the sign. */
 static inline AURP_HD uint32_t lsx_token_cost_q16(uint32_t freq, int t, int prob_bits)
 {
-    const int nraw = t < 16 ? 0 : (t - 16) / 4 + 2;
+    int nraw;
+    ctx_token_base(t, &nraw);
     return ((uint32_t)(prob_bits + nraw + (t > 0)) << LSX_COST_Q) - lsx_log2_q16(freq);
 }
 
