@@ -263,7 +263,6 @@ typedef struct {
     uint64_t est[NPIPE * NKIND]; /* model_pass's estimate */
 } choice_in;
 
-
 static int cand_nib(const choice_in *in, int pipe, int k) { return kind_classes[k] == 1 ? in->nib[pipe] : 1; }
 
 /* try_candidates of lsmix_codec.c on one pipeline. */
@@ -281,7 +280,6 @@ static void try_pipe(const choice_in *in, int pipe, unsigned want, uint64_t *bes
         *mask = 1u << k;
     }
 }
-
 
 /* ---- the cascade trial (try_cascade of lsmix_codec.c) ------------------------ */
 
