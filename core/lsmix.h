@@ -73,6 +73,12 @@ typedef struct {
     uint32_t lo, hi;    /* columns whose outer products the window needs */
     uint16_t gidx[LSX_MAX_D * LSX_MAX_D], hidx[LSX_MAX_D]; /* where A[r][s] and h[r] lie in a column's G */
     int lane_entries;   /* aurp_solve_lanes_entries of gidx, hidx */
+    /* The default order's shared sums (lsmix_predict.c, LSX13_SLOT): the
+     * columns [new_lo, new_hi) keep only their new entries; their A[r][s]
+     * and h[r] lie at soff, shoff in aurp_solve_ldl_lanes_shifted's pairs. */
+    uint32_t new_lo, new_hi;
+    uint16_t soff[LSX_MAX_D * LSX_MAX_D], shoff[LSX_MAX_D];
+    void *lane_pairs;   /* aurp_solve_ldl_lanes_shifted's pairs */
 } lsx_band;
 
 int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uint32_t c1);

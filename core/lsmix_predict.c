@@ -30,6 +30,57 @@ static inline __attribute__((always_inline)) void regressors(int K, uint32_t W, 
 
 /* ---- one band's training sums and solve ------------------------------ */
 
+/* Sums that columns share.  In the default order (Z = 13) most entries of
+ * a column's training sums are entries of a column to its left: the lags,
+ * the row above and the constant are zero-padded signals seen at shifted
+ * columns, so where the windows of columns n and n - d lie inside the
+ * image, the sum of x[m][q-1-a] x[m][q-1-b] over column n's window is the
+ * sum of x[m][q-1-a+d] x[m][q-1-b+d] over column n - d's, and both run the
+ * same forgetting recurrence from the same zeros: the same integers.  47
+ * of the 91 entries are new in a column (those with the target,
+ * x[m-1][n+1], a column mean, or the constant squared); each of the other
+ * 44 is new d = 1..6 columns to the left.  Columns far enough from the
+ * image's edges and the band's start keep and update only the new entries
+ * (slots 0..46 of LSX13_SLOT's layout) and the solve reads the others
+ * where they are new (LSX13_HEAD, LSX13_DEP); the others keep all 91.
+ * FORMAT.md still defines every entry as its sum: this is only how they
+ * are computed.  Generated and checked by research/r13_shift_layout.py. */
+#define LSX13_NEW 47
+#define LSX13_KEPT 48 /* the slots such a column updates: whole vectors (slot 47 is not read) */
+static const uint8_t LSX13_SLOT[91] = { /* slot of entry e = lsx_tri(r, s, 13) in a column keeping all */
+    48, 49, 50, 51, 56, 61, 63, 59, 5,  17, 18, 47, 2,  65, 66, 67, 68, 73, 76, 52, 6,  19, 20,
+    64, 3,  78, 79, 80, 81, 69, 53, 7,  21, 22, 77, 4,  83, 84, 85, 70, 54, 8,  23, 24, 82, 9,
+    87, 88, 71, 55, 13, 25, 26, 86, 14, 90, 72, 60, 27, 28, 29, 89, 30, 74, 62, 31, 32, 33, 75,
+    34, 57, 15, 35, 36, 58, 16, 10, 37, 38, 11, 12, 39, 40, 41, 42, 43, 44, 45, 46, 0,  1};
+static const uint8_t LSX13_HEAD[91] = { /* entry e of column n is slot LSX13_HEAD[e] of column n - LSX13_DEP[e] */
+    1,  2,  3,  4,  9,  14, 16, 12, 5,  17, 18, 0,  2,  1,  2,  3,  4,  9,  12, 5,  6,  19, 20,
+    0,  3,  1,  2,  3,  4,  5,  6,  7,  21, 22, 0,  4,  1,  2,  3,  6,  7,  8,  23, 24, 0,  9,
+    1,  2,  7,  8,  13, 25, 26, 0,  14, 1,  8,  13, 27, 28, 29, 0,  30, 10, 15, 31, 32, 33, 11,
+    34, 10, 15, 35, 36, 11, 16, 10, 37, 38, 11, 12, 39, 40, 41, 42, 43, 44, 45, 46, 0,  1};
+static const uint8_t LSX13_DEP[91] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 2, 2, 2, 2, 2, 2, 1, 0, 0, 0, 2, 0, 3, 3, 3, 3, 2,
+    1, 0, 0, 0, 3, 0, 4, 4, 4, 2, 1, 0, 0, 0, 4, 0, 5, 5, 2, 1, 0, 0, 0, 5, 0, 6, 2, 1, 0, 0,
+    0, 6, 0, 2, 1, 0, 0, 0, 2, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+#define LSX13_MAX_DEP 6
+
+/* The columns that keep only their new entries: whole groups of
+ * AURP_SOLVE_LANES from c0 (the lane solve reads the group before, and a
+ * group is all of one kind), from the second group on, whose columns and
+ * their left neighbours up to LSX13_MAX_DEP have windows inside the image. */
+static void shared_columns(lsx_band *b)
+{
+    const uint32_t R = (uint32_t)(b->p.M - 1) / 2, G = AURP_SOLVE_LANES;
+    b->new_lo = b->new_hi = b->c1;
+    if (b->Z != AURP_SOLVE_LANES_ORDER + 1) return;
+    uint32_t g0 = b->c0 + G;
+    while (g0 < R + LSX13_MAX_DEP) g0 += G;
+    if ((uint64_t)g0 + G + R > b->W || g0 + G > b->c1) return;
+    b->new_lo = g0;
+    while ((uint64_t)g0 + G + G + R <= b->W && g0 + G + G <= b->c1) g0 += G;
+    b->new_hi = g0 + G;
+}
+
+
 int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uint32_t c1)
 {
     memset(b, 0, sizeof *b);
@@ -43,11 +94,21 @@ int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uin
     b->D = p->K + LSX_PREV + LSX_EXTRA;
     b->Z = b->D + 1;
     b->NE = b->Z * (b->Z + 1) / 2;
-    for (int r = 0; r < b->D; r++) {
-        for (int s = r; s < b->D; s++) b->gidx[r * b->D + s] = (uint16_t)lsx_tri(r, s, b->Z);
-        b->hidx[r] = (uint16_t)lsx_tri(r, b->D, b->Z);
+    const int shared = b->Z == AURP_SOLVE_LANES_ORDER + 1;
+    for (int r = 0; r <= b->D; r++) {
+        for (int s = r; s <= b->D; s++) {
+            const int e = lsx_tri(r, s, b->Z), i = s < b->D ? r * b->D + s : -1;
+            const uint16_t slot = (uint16_t)(shared ? LSX13_SLOT[e] : e);
+            const uint16_t head = (uint16_t)(shared ? LSX13_HEAD[e] : e);
+            const uint8_t dep = shared ? LSX13_DEP[e] : 0;
+            if (r == b->D) continue; /* the target's energy is not needed */
+            const uint16_t off = (uint16_t)(2 * AURP_SOLVE_LANES * head + AURP_SOLVE_LANES - dep);
+            if (i >= 0) b->gidx[i] = slot, b->soff[i] = off;
+            else b->hidx[r] = slot, b->shoff[r] = off;
+        }
     }
     b->lane_entries = aurp_solve_lanes_entries(b->D, b->gidx, b->hidx);
+    shared_columns(b);
     uint32_t R = (uint32_t)(p->M - 1) / 2;
     b->lo = c0 > R ? c0 - R : 0;
     b->hi = c1 + R < W ? c1 + R : W;
@@ -59,7 +120,8 @@ int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uin
     if (b->pre) memset(b->pre, 0, pre_bytes);
     b->coef = calloc(cols * (size_t)b->D, sizeof *b->coef);
     b->kused = calloc(cols, 1);
-    if (!b->G || !b->pre || !b->coef || !b->kused) {
+    b->lane_pairs = aligned_alloc(64, 2 * LSX13_KEPT * AURP_SOLVE_LANES * sizeof(uint64_t));
+    if (!b->G || !b->pre || !b->coef || !b->kused || !b->lane_pairs) {
         lsx_band_free(b);
         return -1;
     }
@@ -72,6 +134,7 @@ void lsx_band_free(lsx_band *b)
     free(b->pre);
     free(b->coef);
     free(b->kused);
+    free(b->lane_pairs);
     memset(b, 0, sizeof *b);
 }
 
@@ -103,6 +166,40 @@ static inline __attribute__((always_inline)) void add_outer_product(const uint32
     }
 }
 
+typedef uint32_t lsx_u16 __attribute__((vector_size(16 * sizeof(uint32_t))));
+typedef uint16_t lsx_w8 __attribute__((vector_size(8 * sizeof(uint16_t))));
+typedef uint32_t lsx_d8 __attribute__((vector_size(8 * sizeof(uint32_t))));
+
+/* The default order's regressors and target of column q in the lanes the
+ * shuffles of add_outer_product_13 read: 0..7 x[i][q-7 .. q] (the lags
+ * 6..1 in lanes 1..6, the target in lane 7; lane 0 unused), 8..11
+ * x[i-1][q-2 .. q+1] (lane 8 unused), 12 and 13 the column means, 14 the
+ * constant, 15 zero.  Inside the image two vector loads and one whole
+ * store, which the product's load takes back whole; near the edges
+ * lsx_regressor's zeros, lane by lane.  (Written lane by lane, the
+ * regressors cost the load a wait for thirteen stores to reach the cache:
+ * about 3 % of a decode.) */
+static inline __attribute__((always_inline)) void raw_regressors_13(const uint16_t *cur, const uint16_t *prev,
+                                                                    const int32_t *cm_a, const int32_t *cm_b,
+                                                                    uint32_t W, uint32_t q, uint32_t *raw)
+{
+    if (q >= 7 && q + 1 < W && prev) {
+        lsx_w8 c, p;
+        memcpy(&c, cur + q - 7, sizeof c);
+        memcpy(&p, prev + q - 2, 4 * sizeof(uint16_t));
+        const lsx_d8 cw = __builtin_convertvector(c, lsx_d8), pw = __builtin_convertvector(p, lsx_d8);
+        const lsx_d8 rest = {pw[0], pw[1], pw[2], pw[3], (uint32_t)cm_a[q], (uint32_t)cm_b[q], LSX_CONST, 0};
+        const lsx_u16 v = __builtin_shufflevector(cw, rest, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        memcpy(raw, &v, sizeof v);
+        return;
+    }
+    uint32_t r[16] = {0};
+    for (int a = 0; a < 6; a++) r[6 - a] = lsx_regressor(cur, prev, cm_a, cm_b, W, 6, q, a);
+    r[7] = cur[q];
+    for (int j = 0; j < 6; j++) r[9 + j] = lsx_regressor(cur, prev, cm_a, cm_b, W, 6, q, 6 + j);
+    memcpy(raw, r, sizeof r);
+}
+
 /* add_outer_product for the default order (Z = 13, NE = 91), in G's own
  * layout: eight entries a vector, each entry's two factors picked out of
  * the regressors by a constant shuffle.  Every store is then one whole
@@ -113,18 +210,22 @@ static inline __attribute__((always_inline)) void add_outer_product(const uint32
  * The products are formed in double: the factors are below 2^21, so a
  * product is an exact integer below 2^42, and its bits plus 2^52's are
  * the integer itself (GCC picks no 32 x 32 -> 64 vector multiply for
- * these vectors on any target).  Chunk c's lane j is entry e = 8c + j =
- * lsx_tri(r, s, 13), factors z[r] z[s]; the lanes past 90 write (0, 0)
- * into the ring's padding. */
+ * these vectors on any target).  Chunk c's lane j is slot 8c + j of
+ * LSX13_SLOT's layout, its factors two lanes of raw_regressors_13 (the
+ * generator, research/r13_shift_layout.py, prints the table); the lanes
+ * past 90 write 0 into the ring's padding.  chunks = 6 forms only the
+ * first 48 slots: the new entries. */
 typedef double lsx_z16 __attribute__((vector_size(16 * sizeof(double))));
 typedef double lsx_z8 __attribute__((vector_size(8 * sizeof(double))));
 typedef uint64_t lsx_e8 __attribute__((vector_size(8 * sizeof(uint64_t))));
 _Static_assert(AURP_SOLVE_LANES_ORDER + 1 == 13 && LSX_PRE_STRIDE(91) % 8 == 0 && LSX_PRE_STRIDE(91) >= 96,
                "the chunks below cover the default order's 91 entries in whole aligned vectors");
-static inline __attribute__((always_inline)) void add_outer_product_13(const uint32_t *z, const uint64_t *a,
-                                                                      uint64_t *o)
+static inline __attribute__((always_inline)) void add_outer_product_13(const uint32_t *raw, const uint64_t *a,
+                                                                      uint64_t *o, const int chunks)
 {
-    const lsx_z16 zv = {z[0], z[1], z[2], z[3], z[4], z[5], z[6], z[7], z[8], z[9], z[10], z[11], z[12], 0, 0, 0};
+    lsx_u16 zu;
+    memcpy(&zu, raw, sizeof zu);
+    const lsx_z16 zv = __builtin_convertvector(zu, lsx_z16);
     const double two52 = 0x1p52;
     const lsx_z8 bias = {two52, two52, two52, two52, two52, two52, two52, two52};
     lsx_e8 bias_bits;
@@ -140,30 +241,34 @@ static inline __attribute__((always_inline)) void add_outer_product_13(const uin
         prefix += product - bias_bits;                                                                  \
         memcpy(o + 8 * (c), &prefix, sizeof prefix);                                                    \
     } while (0)
-    /*    c  r of lanes 0..7            s of lanes 0..7 */
-    CHUNK(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7);
-    CHUNK(1, 0, 0, 0, 0, 0, 1, 1, 1, 8, 9, 10, 11, 12, 1, 2, 3);
-    CHUNK(2, 1, 1, 1, 1, 1, 1, 1, 1, 4, 5, 6, 7, 8, 9, 10, 11);
-    CHUNK(3, 1, 2, 2, 2, 2, 2, 2, 2, 12, 2, 3, 4, 5, 6, 7, 8);
-    CHUNK(4, 2, 2, 2, 2, 3, 3, 3, 3, 9, 10, 11, 12, 3, 4, 5, 6);
-    CHUNK(5, 3, 3, 3, 3, 3, 3, 4, 4, 7, 8, 9, 10, 11, 12, 4, 5);
-    CHUNK(6, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7, 8, 9, 10, 11, 12, 5);
-    CHUNK(7, 5, 5, 5, 5, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12, 6);
-    CHUNK(8, 6, 6, 6, 6, 6, 6, 7, 7, 7, 8, 9, 10, 11, 12, 7, 8);
-    CHUNK(9, 7, 7, 7, 7, 8, 8, 8, 8, 9, 10, 11, 12, 8, 9, 10, 11);
-    CHUNK(10, 8, 9, 9, 9, 9, 10, 10, 10, 12, 9, 10, 11, 12, 10, 11, 12);
-    CHUNK(11, 11, 11, 12, 0, 0, 0, 0, 0, 11, 12, 12, 0, 0, 0, 0, 0);
+    /*    c  r of lanes 0..7            s of lanes 0..7 (raw lanes of slots 8c .. 8c + 7) */
+    CHUNK(0, 14, 7, 6, 5, 4, 6, 5, 4, 7, 7, 7, 7, 7, 11, 11, 11);
+    CHUNK(1, 3, 3, 11, 11, 11, 2, 2, 10, 11, 7, 11, 14, 7, 11, 7, 11);
+    CHUNK(2, 10, 6, 6, 5, 5, 4, 4, 3, 7, 12, 13, 12, 13, 12, 13, 12);
+    CHUNK(3, 3, 2, 2, 1, 1, 1, 1, 9, 13, 12, 13, 11, 12, 13, 7, 11);
+    CHUNK(4, 9, 9, 9, 10, 10, 11, 11, 12, 12, 13, 7, 12, 13, 12, 13, 12);
+    CHUNK(5, 12, 12, 12, 13, 13, 13, 14, 6, 13, 14, 7, 13, 14, 7, 14, 14);
+    if (chunks == 6) return; /* the new entries (and slot 47) */
+    CHUNK(6, 6, 6, 6, 6, 5, 4, 3, 2, 6, 5, 4, 3, 10, 10, 10, 10);
+    CHUNK(7, 6, 10, 10, 6, 1, 6, 9, 6, 2, 10, 14, 10, 10, 1, 10, 9);
+    CHUNK(8, 5, 5, 5, 5, 5, 4, 3, 2, 14, 5, 4, 3, 2, 9, 9, 9);
+    CHUNK(9, 1, 5, 9, 9, 5, 4, 4, 4, 9, 1, 9, 14, 9, 14, 4, 3);
+    CHUNK(10, 4, 4, 3, 3, 3, 3, 2, 2, 2, 1, 14, 3, 2, 1, 14, 2);
+    CHUNK(11, 2, 1, 1, 15, 15, 15, 15, 15, 1, 14, 1, 15, 15, 15, 15, 15);
 #undef CHUNK
 }
 
 /* Adds row i = m-1 to G: G <- G - round(G / 2^f) + (window sum of z z^T).
  * The window sums are differences of a prefix over the columns of the
  * outer products (mod 2^64; every window difference is a true sum <
- * 2^53), entry (r, s) at e = lsx_tri(r, s, Z).  Each column's G takes its
- * window as soon as the prefix reaches the window's right end, so only the
- * last M + 1 prefix rows are kept (b->pre, a ring that stays in L1).  Z is
- * b->Z, a constant where inlined for the default order (the rows of the
- * triangle and of G's update then unroll). */
+ * 2^53), entry (r, s) at e = lsx_tri(r, s, Z) (at LSX13_SLOT[e] in the
+ * default order).  Each column's G takes its window as soon as the prefix
+ * reaches the window's right end, so only the last M + 1 prefix rows are
+ * kept (b->pre, a ring that stays in L1).  Z is b->Z, a constant where
+ * inlined for the default order (the rows of the triangle and of G's
+ * update then unroll).  The columns [new_lo, new_hi) update only their
+ * new entries, so the prefix needs the others only where the window of a
+ * column outside them reads it. */
 static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b, const uint16_t *img, uint32_t m,
                                                                     const int32_t *cm_a, const int32_t *cm_b,
                                                                     const int Z)
@@ -179,23 +284,31 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
     const size_t ps = LSX_PRE_STRIDE(NE);
     uint64_t *pre = b->pre;
     uint32_t z[LSX_MAX_Z + LSX_PRE_PAD] = {0}; /* the rows' vectors read past Z */
+    _Alignas(64) uint32_t raw[16];
     memset(pre, 0, ps * sizeof *pre);
     uint32_t n = b->c0; /* the next column whose G takes its window */
     for (uint32_t t = 1; t <= span; t++) {
         /* prefix row t: the outer products of columns lo .. lo + t - 1 */
         const uint32_t q = b->lo + t - 1;
-        regressors(K, W, cur, prev, cm_a, cm_b, q, z);
-        z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, q, Z - 1); /* the target */
         uint64_t *ph = pre + (size_t)(t % ring) * ps;
-        if (Z == AURP_SOLVE_LANES_ORDER + 1)
-            add_outer_product_13(z, pre + (size_t)((t - 1) % ring) * ps, ph);
-        else
+        if (Z == AURP_SOLVE_LANES_ORDER + 1) {
+            raw_regressors_13(cur, prev, cm_a, cm_b, W, q, raw);
+            add_outer_product_13(raw, pre + (size_t)((t - 1) % ring) * ps, ph,
+                                 q < b->new_lo + R || q + R >= b->new_hi ? 12 : 6);
+        } else {
+            regressors(K, W, cur, prev, cm_a, cm_b, q, z);
+            z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, q, Z - 1); /* the target */
             add_outer_product(z, Z, pre + (size_t)((t - 1) % ring) * ps, ph);
+        }
         /* the columns whose window ends at column lo + t (w1 - w0 <= M: w0's row is in the ring) */
         for (; n < b->c1 && (n + R + 1 < W ? n + R + 1 : W) == b->lo + t; n++) {
             const uint32_t w0 = n > R ? n - R : 0;
             const uint64_t *pl = pre + (size_t)((w0 - b->lo) % ring) * ps;
             uint64_t *g = b->G + (size_t)(n - b->c0) * NE;
+            if (Z == AURP_SOLVE_LANES_ORDER + 1 && n >= b->new_lo && n < b->new_hi) {
+                for (int e = 0; e < LSX13_KEPT; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
+                continue;
+            }
             for (int e = 0; e < NE; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
         }
     }
@@ -220,9 +333,21 @@ static void column_system(const lsx_band *b, uint32_t n, uint64_t *A, uint64_t *
 {
     const int D = b->D;
     const uint64_t *g = b->G + (size_t)(n - b->c0) * b->NE;
-    for (int r = 0; r < D; r++) { /* row D of G (the target's energy) is not needed */
-        for (int s = r; s < D; s++) A[r * D + s] = g[b->gidx[r * D + s]];
-        h[r] = g[b->hidx[r]];
+    if (n >= b->new_lo && n < b->new_hi) { /* the entries where they are new */
+        const size_t P = 2 * AURP_SOLVE_LANES;
+        for (int r = 0; r < D; r++) {
+            for (int s = r; s < D; s++) {
+                const uint16_t o = b->soff[r * D + s]; /* head P e + lanes - dep */
+                A[r * D + s] = g[(ptrdiff_t)(o / P) - (ptrdiff_t)(AURP_SOLVE_LANES - o % P) * b->NE];
+            }
+            const uint16_t o = b->shoff[r];
+            h[r] = g[(ptrdiff_t)(o / P) - (ptrdiff_t)(AURP_SOLVE_LANES - o % P) * b->NE];
+        }
+    } else {
+        for (int r = 0; r < D; r++) { /* row D of G (the target's energy) is not needed */
+            for (int s = r; s < D; s++) A[r * D + s] = g[b->gidx[r * D + s]];
+            h[r] = g[b->hidx[r]];
+        }
     }
     for (int r = 0; r < D; r++) A[r * D + r] = aurp_ridged(A[r * D + r], b->p.ridge_shift);
 }
@@ -235,11 +360,14 @@ static void column_system(const lsx_band *b, uint32_t n, uint64_t *A, uint64_t *
 static void solve_columns(lsx_band *b, uint32_t n, uint32_t count)
 {
     const int D = b->D, NE = b->NE;
-    const int solved = count == AURP_SOLVE_LANES
-                           ? aurp_solve_ldl_lanes(D, b->G + (size_t)(n - b->c0) * NE, (size_t)NE, b->lane_entries,
-                                                  b->gidx, b->hidx, b->p.ridge_shift,
-                                                  b->coef + (size_t)(n - b->c0) * D)
-                           : 0;
+    const uint64_t *g = b->G + (size_t)(n - b->c0) * NE;
+    double *coef = b->coef + (size_t)(n - b->c0) * D;
+    int solved = 0;
+    if (count == AURP_SOLVE_LANES && n >= b->new_lo && n < b->new_hi)
+        solved = aurp_solve_ldl_lanes_shifted(D, g, (size_t)NE, LSX13_KEPT, b->soff, b->shoff, b->p.ridge_shift,
+                                              b->lane_pairs, n == b->new_lo, coef);
+    else if (count == AURP_SOLVE_LANES)
+        solved = aurp_solve_ldl_lanes(D, g, (size_t)NE, b->lane_entries, b->gidx, b->hidx, b->p.ridge_shift, coef);
     for (uint32_t l = 0; l < count; l++) {
         if (solved >> l & 1) {
             b->kused[n + l - b->c0] = (uint8_t)D;
@@ -278,6 +406,27 @@ static inline __attribute__((always_inline)) double band_predict_k(const lsx_ban
 double lsx_band_predict(const lsx_band *b, const uint16_t *cur, const uint16_t *prev,
                         const int32_t *cm_a, const int32_t *cm_b, uint32_t n)
 {
+    if (b->p.K == LSX_DEFAULT_K && b->kused[n - b->c0] == AURP_SOLVE_LANES_ORDER && n >= LSX_DEFAULT_K &&
+        n + 1 < b->W && prev) {
+        /* inside the image with every regressor: the same sums in the same
+         * order, unrolled (the loop to a runtime order and the edges'
+         * tests cost about 4 % of a decode) */
+        const double *a = b->coef + (size_t)(n - b->c0) * AURP_SOLVE_LANES_ORDER;
+        double v = 0.0;
+        v = v + a[0] * (double)cur[n - 1];
+        v = v + a[1] * (double)cur[n - 2];
+        v = v + a[2] * (double)cur[n - 3];
+        v = v + a[3] * (double)cur[n - 4];
+        v = v + a[4] * (double)cur[n - 5];
+        v = v + a[5] * (double)cur[n - 6];
+        v = v + a[6] * (double)prev[n - 1];
+        v = v + a[7] * (double)prev[n];
+        v = v + a[8] * (double)prev[n + 1];
+        v = v + a[9] * (double)(uint32_t)cm_a[n];
+        v = v + a[10] * (double)(uint32_t)cm_b[n];
+        v = v + a[11] * (double)LSX_CONST;
+        return v;
+    }
     if (b->p.K == LSX_DEFAULT_K) return band_predict_k(b, cur, prev, cm_a, cm_b, n, LSX_DEFAULT_K);
     return band_predict_k(b, cur, prev, cm_a, cm_b, n, b->p.K);
 }

@@ -115,7 +115,7 @@ typedef unsigned long long gwords_t __attribute__((vector_size(GLANES * sizeof(u
  * lanes lie a column's entries apart; loading lane by lane into a vector
  * cost more than the solve), the last ne % 8 one by one. */
 static inline __attribute__((always_inline)) void transpose_lanes(const uint64_t *G, size_t stride, int ne,
-                                                                  gwords_t *T)
+                                                                  gwords_t *T, const int tstep)
 {
     _Static_assert(GLANES == 8, "the transpose is 8 x 8");
 /* (GCC 12 and clang both have __builtin_shufflevector; the fuzzers build with clang) */
@@ -144,12 +144,12 @@ static inline __attribute__((always_inline)) void transpose_lanes(const uint64_t
             }
 #pragma GCC unroll 4
         for (int j = 0; j < 4; j++) { /* all eight lanes */
-            T[e0 + j] = LO8(u[j], u[j + 4]);
-            T[e0 + j + 4] = HI8(u[j], u[j + 4]);
+            T[(e0 + j) * tstep] = LO8(u[j], u[j + 4]);
+            T[(e0 + j + 4) * tstep] = HI8(u[j], u[j + 4]);
         }
     }
     for (; e0 < ne; e0++)
-        for (int l = 0; l < GLANES; l++) T[e0][l] = G[l * stride + e0];
+        for (int l = 0; l < GLANES; l++) T[e0 * tstep][l] = G[l * stride + e0];
 }
 #undef LO2
 #undef HI2
@@ -174,24 +174,29 @@ int aurp_solve_lanes_entries(int k, const uint16_t *gidx, const uint16_t *hidx)
 #define K AURP_SOLVE_LANES_ORDER
 #define TMAX 96 /* entries a lane: lsmix's (K + 1)(K + 2) / 2 = 91, rounded up to 8 */
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#endif
-int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, int ne, const uint16_t *gidx,
-                         const uint16_t *hidx, int ridge_shift, double *a)
+/* The factorization and both substitutions of aurp_solve_ldl_lanes, from
+ * the systems' exact integers side by side: every lane's G'[r][s] (r <= s)
+ * is the vector at word unit * goff[r * K + s] of T, its h[j] at word
+ * unit * hoff[j].  (Macros and always_inline: a function taking or
+ * returning a vector type would change the ABI between the clones.) */
+#define LANES_AT(v, T, word) memcpy(&(v), (const char *)(T) + (word) * sizeof(uint64_t), sizeof(v))
+static inline __attribute__((always_inline)) int ldl_lanes(const void *T, const uint16_t *goff,
+                                                            const uint16_t *hoff, const size_t unit,
+                                                            int ridge_shift, double *a)
 {
-    if (k != K || ne > TMAX) return 0;
-    gwords_t T[TMAX];
-    transpose_lanes(G, stride, ne, T);
-
     glanes_t A[K][K], L[K][K], U[K], invD[K], y[K], x[K], rel, one;
     gmask_t okall;
     for (int l = 0; l < GLANES; l++) rel[l] = AURP_PIVOT_REL, one[l] = 1.0, okall[l] = -1;
 #pragma GCC unroll 16
     for (int r = 0; r < K; r++) {
-        A[r][r] = __builtin_convertvector(T[gidx[r * K + r]] + (T[gidx[r * K + r]] >> ridge_shift), glanes_t);
+        gwords_t v;
+        LANES_AT(v, T, unit * goff[r * K + r]);
+        A[r][r] = __builtin_convertvector(v + (v >> ridge_shift), glanes_t);
 #pragma GCC unroll 16
-        for (int s = r + 1; s < K; s++) A[s][r] = __builtin_convertvector(T[gidx[r * K + s]], glanes_t);
+        for (int s = r + 1; s < K; s++) {
+            LANES_AT(v, T, unit * goff[r * K + s]);
+            A[s][r] = __builtin_convertvector(v, glanes_t);
+        }
     }
 #pragma GCC unroll 16
     for (int j = 0; j < K; j++) {
@@ -215,7 +220,9 @@ int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, int ne, const 
     }
 #pragma GCC unroll 16
     for (int j = 0; j < K; j++) {
-        glanes_t t = __builtin_convertvector(T[hidx[j]], glanes_t);
+        gwords_t v;
+        LANES_AT(v, T, unit * hoff[j]);
+        glanes_t t = __builtin_convertvector(v, glanes_t);
 #pragma GCC unroll 16
         for (int l = 0; l < j; l++) t = t - L[j][l] * y[l];
         y[j] = t;
@@ -235,6 +242,34 @@ int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, int ne, const 
     }
     return solved;
 }
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, int ne, const uint16_t *gidx,
+                         const uint16_t *hidx, int ridge_shift, double *a)
+{
+    if (k != K || ne > TMAX) return 0;
+    gwords_t T[TMAX];
+    transpose_lanes(G, stride, ne, T, 1);
+    return ldl_lanes(T, gidx, hidx, GLANES, ridge_shift, a);
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+int aurp_solve_ldl_lanes_shifted(int k, const uint64_t *G, size_t stride, int ne, const uint16_t *goff,
+                                 const uint16_t *hoff, int ridge_shift, void *pairs, int first, double *a)
+{
+    if (k != K || ne > TMAX) return 0;
+    gwords_t *P = pairs; /* P[2e]: entry e of the group before, P[2e + 1]: of this group */
+    if (first) transpose_lanes(G - GLANES * stride, stride, ne, P, 2);
+    transpose_lanes(G, stride, ne, P + 1, 2);
+    const int solved = ldl_lanes(P, goff, hoff, 1, ridge_shift, a);
+    for (int e = 0; e < ne; e++) P[2 * e] = P[2 * e + 1]; /* the next group's group before */
+    return solved;
+}
+
 #undef K
 #undef TMAX
 

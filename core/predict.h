@@ -88,6 +88,17 @@ int aurp_solve_ldl(int k, const uint64_t *G, const uint64_t *h, double *a);
 #define AURP_SOLVE_LANES_ORDER 12
 int aurp_solve_ldl_lanes(int k, const uint64_t *G, size_t stride, int ne, const uint16_t *gidx,
                          const uint16_t *hidx, int ridge_shift, double *a);
+/* aurp_solve_ldl_lanes over groups of AURP_SOLVE_LANES columns that come
+ * left to right, each right after the one before, where a lane's entry may
+ * be an entry of a column up to AURP_SOLVE_LANES to its left.  pairs (the
+ * caller's, 2 * ne * AURP_SOLVE_LANES words, 64-byte aligned, not read
+ * elsewhere) holds, for each entry e < ne, the group before's eight
+ * columns and this group's side by side (16 words); lane l's G'[r][s] is
+ * word goff[r * k + s] + l of entry e's 16 (goff = 16 e + 8 - d for entry
+ * e of the column d to the left), h[j] word hoff[j] + l.  first: no call
+ * before (the group before is read from G, stride before). */
+int aurp_solve_ldl_lanes_shifted(int k, const uint64_t *G, size_t stride, int ne, const uint16_t *goff,
+                                 const uint16_t *hoff, int ridge_shift, void *pairs, int first, double *a);
 /* 1 + the largest entry of gidx (r <= s) and hidx: what a lane reads. */
 int aurp_solve_lanes_entries(int k, const uint16_t *gidx, const uint16_t *hidx);
 
