@@ -109,6 +109,7 @@ cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int3
 #define LS_ROWS_MAX 16   /* rows per chunk: 2 trainings x 16 rows x 8 columns = 256 solves, one a thread */
 #define LS_SMEM_BUDGET (210 * 1024)
 #define LS_WIN_UNROLLED 9 /* windows of up to M = 9 columns run unrolled */
+#define LS_CPG 4          /* columns a training thread slides its window over (inner blocks) */
 
 struct ls_args {
     const uint16_t *x;
@@ -189,8 +190,12 @@ __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ri
  * round(G / 2^f) + the window sum of z z^T, one window sum for both, the z
  * of the window's columns staged in shared memory), keeping each row's
  * sums; then every (training, row i+1, column) of the chunk is solved and
- * predicted by its own thread. */
-template <int DM, bool UNROLLED, int ZC>
+ * predicted by its own thread.  RC: the window's half width where it is a
+ * constant (the default M): in a block whose windows all lie inside the
+ * image a thread then takes one entry of LS_CPG adjacent columns and
+ * slides the window along them (LS_CPG + 2 RC products a row, not LS_CPG
+ * (2 RC + 1)); elsewhere a thread takes one (column, entry). */
+template <int DM, bool UNROLLED, int ZC, int RC>
 __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
 {
     extern __shared__ uint64_t sm[];
@@ -232,6 +237,44 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
          * chunk: the entries are independent recurrences, and the chunk's
          * regressors are all staged, so no barrier between rows */
         const int zrow = nz * Z;
+        if (RC > 0 && (uint32_t)RC == R && cb0 >= R && cb0 + LS_TC + R <= a.W && cols == LS_TC) {
+            /* every window inside the image: lo = cb0 - R, and column c's
+             * window is staged columns c .. c + 2R */
+            static_assert(LS_TC % LS_CPG == 0, "whole groups of columns");
+            for (int t = threadIdx.x; t < LS_TC / LS_CPG * NE; t += LS_THREADS) {
+                const int c0 = t / NE * LS_CPG, e = t % NE;
+                const uint32_t *zr = zs + c0 * Z + er[e], *zsb = zs + c0 * Z + es[e];
+                uint64_t g[2][LS_CPG];
+#pragma unroll
+                for (int c = 0; c < LS_CPG; c++) {
+                    g[0][c] = gst[(c0 + c) * NE + e];
+                    g[1][c] = nls > 1 ? gst[LS_TC * NE + (c0 + c) * NE + e] : 0;
+                }
+                uint64_t *out = gs + c0 * NE + e;
+                for (int ii = 0; ii < nr; ii++, zr += zrow, zsb += zrow, out += LS_TC * NE) {
+                    uint64_t pre[LS_CPG + 2 * RC + 1]; /* pre[q]: the products of staged columns c0 .. c0 + q - 1 */
+                    pre[0] = 0;
+#pragma unroll
+                    for (int q = 0; q < LS_CPG + 2 * RC; q++) pre[q + 1] = pre[q] + (uint64_t)zr[q * Z] * zsb[q * Z];
+#pragma unroll
+                    for (int c = 0; c < LS_CPG; c++) {
+                        const uint64_t sum = pre[c + 2 * RC + 1] - pre[c];
+#pragma unroll
+                        for (int l = 0; l < 2; l++) {
+                            if (l >= nls) break;
+                            const int f = l ? a.f[1] : a.f[0];
+                            g[l][c] = g[l][c] - ((g[l][c] + ((uint64_t)1 << (f - 1))) >> f) + sum;
+                            out[l * plane + c * NE] = g[l][c];
+                        }
+                    }
+                }
+#pragma unroll
+                for (int c = 0; c < LS_CPG; c++) {
+                    gst[(c0 + c) * NE + e] = g[0][c];
+                    if (nls > 1) gst[LS_TC * NE + (c0 + c) * NE + e] = g[1][c];
+                }
+            }
+        } else
         for (int t = threadIdx.x; t < cols * NE; t += LS_THREADS) {
             const int c = t / NE, e = t % NE;
             const uint32_t n = cb0 + (uint32_t)c;
@@ -278,16 +321,16 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
     }
 }
 
-static_assert(LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA == 12, "the default order's kernel is ls_kernel<12, true, 13>");
+static_assert(LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA == 12, "the default order's kernel is ls_kernel<12, true, 13, R>");
 
-template <int DM, bool UNROLLED, int ZC>
+template <int DM, bool UNROLLED, int ZC, int RC = 0>
 static cudaError_t launch_ls(const ls_args &a, size_t smem, cudaStream_t st)
 {
-    cudaError_t rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED, ZC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          (int)smem);
+    cudaError_t rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED, ZC, RC>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (rc != cudaSuccess) return rc;
     unsigned blocks = (a.c1 - a.c0 + LS_TC - 1) / LS_TC;
-    ls_kernel<DM, UNROLLED, ZC><<<blocks, LS_THREADS, smem, st>>>(a);
+    ls_kernel<DM, UNROLLED, ZC, RC><<<blocks, LS_THREADS, smem, st>>>(a);
     return cudaGetLastError();
 }
 
@@ -314,6 +357,8 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
     a.rows = (int)rows;
     a.pitch = pitch, a.col0 = col0;
     const size_t smem = fixed + per_row * rows;
+    if (a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA && a.R == (LSX_DEFAULT_M - 1) / 2)
+        return launch_ls<12, true, 13, (LSX_DEFAULT_M - 1) / 2>(a, smem, st);
     if (a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA) return launch_ls<12, true, 13>(a, smem, st);
     if (a.D <= 12) return launch_ls<12, true, 0>(a, smem, st);
     if (a.D <= 16) return launch_ls<16, false, 0>(a, smem, st);
