@@ -590,7 +590,12 @@ __global__ void bg_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint3
 cudaError_t lsx_gpu_bg(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, int32_t *s, int64_t *w,
                        double *p_bg, cudaStream_t st)
 {
-    bg_columns_kernel<<<(W + 127) / 128, 128, 0, st>>>(x, W, H, c, s, w);
+    /* 256 columns a block: the pass starts on the side stream before the
+     * LS kernel, whose blocks each need a whole SM's registers; in four
+     * blocks (a 1024-column frame) it leaves the LS kernel's 128 blocks
+     * their 128 SMs of an H100's 132 (in eight it held up four of them
+     * until it ended) */
+    bg_columns_kernel<<<(W + 255) / 256, 256, 0, st>>>(x, W, H, c, s, w);
     if (H > 1) bg_rows_kernel<<<(H - 1 + 63) / 64, 64, 0, st>>>(x, W, H, c, s, w, p_bg);
     return cudaGetLastError();
 }
