@@ -45,8 +45,7 @@ static inline __attribute__((always_inline)) void regressors(int K, uint32_t W, 
  * where they are new (LSX13_HEAD, LSX13_DEP); the others keep all 91.
  * FORMAT.md still defines every entry as its sum: this is only how they
  * are computed.  Generated and checked by research/r13_shift_layout.py. */
-#define LSX13_NEW 47
-#define LSX13_KEPT 48 /* the slots such a column updates: whole vectors (slot 47 is not read) */
+#define LSX13_KEPT 48 /* the slots such a column updates: its 47 new entries and slot 47 (not read), whole vectors */
 static const uint8_t LSX13_SLOT[91] = { /* slot of entry e = lsx_tri(r, s, 13) in a column keeping all */
     48, 49, 50, 51, 56, 61, 63, 59, 5,  17, 18, 47, 2,  65, 66, 67, 68, 73, 76, 52, 6,  19, 20,
     64, 3,  78, 79, 80, 81, 69, 53, 7,  21, 22, 77, 4,  83, 84, 85, 70, 54, 8,  23, 24, 82, 9,
@@ -79,7 +78,6 @@ static void shared_columns(lsx_band *b)
     while ((uint64_t)g0 + G + G + R <= b->W && g0 + G + G <= b->c1) g0 += G;
     b->new_hi = g0 + G;
 }
-
 
 int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uint32_t c1)
 {
@@ -337,7 +335,8 @@ static void column_system(const lsx_band *b, uint32_t n, uint64_t *A, uint64_t *
         const size_t P = 2 * AURP_SOLVE_LANES;
         for (int r = 0; r < D; r++) {
             for (int s = r; s < D; s++) {
-                const uint16_t o = b->soff[r * D + s]; /* head P e + lanes - dep */
+                /* soff = P slot + AURP_SOLVE_LANES - d: slot of column n - d */
+                const uint16_t o = b->soff[r * D + s];
                 A[r * D + s] = g[(ptrdiff_t)(o / P) - (ptrdiff_t)(AURP_SOLVE_LANES - o % P) * b->NE];
             }
             const uint16_t o = b->shoff[r];
