@@ -93,15 +93,14 @@ int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uin
     b->Z = b->D + 1;
     b->NE = b->Z * (b->Z + 1) / 2;
     const int shared = b->Z == AURP_SOLVE_LANES_ORDER + 1;
-    for (int r = 0; r <= b->D; r++) {
-        for (int s = r; s <= b->D; s++) {
-            const int e = lsx_tri(r, s, b->Z), i = s < b->D ? r * b->D + s : -1;
+    for (int r = 0; r < b->D; r++) { /* row D of G (the target's energy) is not needed */
+        for (int s = r; s <= b->D; s++) { /* s = D: h[r] */
+            const int e = lsx_tri(r, s, b->Z);
             const uint16_t slot = (uint16_t)(shared ? LSX13_SLOT[e] : e);
-            const uint16_t head = (uint16_t)(shared ? LSX13_HEAD[e] : e);
-            const uint8_t dep = shared ? LSX13_DEP[e] : 0;
-            if (r == b->D) continue; /* the target's energy is not needed */
-            const uint16_t off = (uint16_t)(2 * AURP_SOLVE_LANES * head + AURP_SOLVE_LANES - dep);
-            if (i >= 0) b->gidx[i] = slot, b->soff[i] = off;
+            const uint16_t off = shared ? (uint16_t)(2 * AURP_SOLVE_LANES * LSX13_HEAD[e] + AURP_SOLVE_LANES -
+                                                     LSX13_DEP[e])
+                                        : 0;
+            if (s < b->D) b->gidx[r * b->D + s] = slot, b->soff[r * b->D + s] = off;
             else b->hidx[r] = slot, b->shoff[r] = off;
         }
     }
@@ -191,10 +190,11 @@ static inline __attribute__((always_inline)) void raw_regressors_13(const uint16
         memcpy(raw, &v, sizeof v);
         return;
     }
+    const int K = LSX_DEFAULT_K;
     uint32_t r[16] = {0};
-    for (int a = 0; a < 6; a++) r[6 - a] = lsx_regressor(cur, prev, cm_a, cm_b, W, 6, q, a);
+    for (int a = 0; a < K; a++) r[K - a] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, q, a);
     r[7] = cur[q];
-    for (int j = 0; j < 6; j++) r[9 + j] = lsx_regressor(cur, prev, cm_a, cm_b, W, 6, q, 6 + j);
+    for (int j = 0; j < LSX_PREV + LSX_EXTRA; j++) r[9 + j] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, q, K + j);
     memcpy(raw, r, sizeof r);
 }
 
@@ -303,11 +303,8 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
             const uint32_t w0 = n > R ? n - R : 0;
             const uint64_t *pl = pre + (size_t)((w0 - b->lo) % ring) * ps;
             uint64_t *g = b->G + (size_t)(n - b->c0) * NE;
-            if (Z == AURP_SOLVE_LANES_ORDER + 1 && n >= b->new_lo && n < b->new_hi) {
-                for (int e = 0; e < LSX13_KEPT; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
-                continue;
-            }
-            for (int e = 0; e < NE; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
+            const int kept = Z == AURP_SOLVE_LANES_ORDER + 1 && n >= b->new_lo && n < b->new_hi ? LSX13_KEPT : NE;
+            for (int e = 0; e < kept; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
         }
     }
 }
@@ -324,6 +321,13 @@ static void add_training_row(lsx_band *b, const uint16_t *img, uint32_t m, const
         add_training_row_z(b, img, m, cm_a, cm_b, b->Z);
 }
 
+/* Entry e = lsx_tri(r, s, 13) of the sums of a column in [new_lo, new_hi)
+ * whose own sums start at g: where the entry is new. */
+static inline uint64_t shared_entry(const uint64_t *g, int NE, int e)
+{
+    return g[LSX13_HEAD[e] - (ptrdiff_t)LSX13_DEP[e] * NE];
+}
+
 /* The ridge system of one column: the regressor block of G plus G_jj >> r
  * on the diagonal (A, D x D, r <= s), and h, solved by the paper profile's
  * LDL^T (aurp_solve_ldl). */
@@ -332,15 +336,9 @@ static void column_system(const lsx_band *b, uint32_t n, uint64_t *A, uint64_t *
     const int D = b->D;
     const uint64_t *g = b->G + (size_t)(n - b->c0) * b->NE;
     if (n >= b->new_lo && n < b->new_hi) { /* the entries where they are new */
-        const size_t P = 2 * AURP_SOLVE_LANES;
         for (int r = 0; r < D; r++) {
-            for (int s = r; s < D; s++) {
-                /* soff = P slot + AURP_SOLVE_LANES - d: slot of column n - d */
-                const uint16_t o = b->soff[r * D + s];
-                A[r * D + s] = g[(ptrdiff_t)(o / P) - (ptrdiff_t)(AURP_SOLVE_LANES - o % P) * b->NE];
-            }
-            const uint16_t o = b->shoff[r];
-            h[r] = g[(ptrdiff_t)(o / P) - (ptrdiff_t)(AURP_SOLVE_LANES - o % P) * b->NE];
+            for (int s = r; s < D; s++) A[r * D + s] = shared_entry(g, b->NE, lsx_tri(r, s, b->Z));
+            h[r] = shared_entry(g, b->NE, lsx_tri(r, D, b->Z));
         }
     } else {
         for (int r = 0; r < D; r++) { /* row D of G (the target's energy) is not needed */
