@@ -117,6 +117,14 @@ static inline AURP_HD double lsx_rv_fit(const int64_t *a, uint32_t n, double z0,
     return (my + b0 * (z0 - m0) + b1 * (z1 - m1)) * 0.0625;
 }
 
+/* The LS training's forgetting step, one entry of G for one row:
+ * G - round(G / 2^f) + the row's window sum (FORMAT.md 3.2).  One
+ * definition for the C decoder and the GPU encoder; every G is below 2^63. */
+static inline AURP_HD uint64_t lsx_ls_forget(uint64_t g, int f, uint64_t sum)
+{
+    return g - ((g + ((uint64_t)1 << (f - 1))) >> f) + sum;
+}
+
 /* A row sum of AF, AL or RV takes a term: s - round(s / 2^shift) + v.
  * Every term and so every sum is >= 0 (pixels, means and their products). */
 static inline AURP_HD int64_t lsx_decay_add(int64_t s, int shift, int64_t v)

@@ -278,7 +278,6 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
     const uint32_t span = b->hi - b->lo;
     const uint32_t R = (uint32_t)(b->p.M - 1) / 2, ring = (uint32_t)b->p.M + 1;
     const int f = b->p.forget_shift;
-    const uint64_t half = (uint64_t)1 << (f - 1);
     const size_t ps = LSX_PRE_STRIDE(NE);
     uint64_t *pre = b->pre;
     uint32_t z[LSX_MAX_Z + LSX_PRE_PAD] = {0}; /* the rows' vectors read past Z */
@@ -304,7 +303,7 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
             const uint64_t *pl = pre + (size_t)((w0 - b->lo) % ring) * ps;
             uint64_t *g = b->G + (size_t)(n - b->c0) * NE;
             const int kept = Z == AURP_SOLVE_LANES_ORDER + 1 && n >= b->new_lo && n < b->new_hi ? LSX13_KEPT : NE;
-            for (int e = 0; e < kept; e++) g[e] = g[e] - ((g[e] + half) >> f) + (ph[e] - pl[e]);
+            for (int e = 0; e < kept; e++) g[e] = lsx_ls_forget(g[e], f, ph[e] - pl[e]);
         }
     }
 }

@@ -47,7 +47,6 @@ struct lsx_gpu_state {
     int64_t *bg_w;
     double *bg;
     double *rl[2]; /* set 2's RL members */
-    int64_t *rowsums; /* the row fits' sums, [24][px] */
     uint32_t *thr_hist; /* [NPIPE][LSX_THR_CELLS] the DP candidate's histograms */
     void *dp_scratch;
     int *dp_ok;         /* [NPIPE + 1] the DP candidate exists (the last: the cascade's) */
@@ -81,12 +80,14 @@ struct lsx_gpu_state {
     int guess_cas;            /* the last frame's cascade trial won: the trial codes its candidate at once */
     int staged_nk; /* candidates per pipeline the device's pipes and cands hold; 0: none */
     /* kept across buffer regrowth: BG depends on the pixels alone, so it
-     * runs on side[0] while the LS stage runs on the caller's stream; the
+     * runs on side[0] (RL, after BG's column pass, on side[1]) while the
+     * LS stage runs on the caller's stream; the
      * pipelines are independent, so 1 and 2 run on side[0] and side[1]
      * while 0 runs on the caller's */
     struct {
         cudaStream_t side[2];
         cudaEvent_t fork, join, pipes_fork, pipe_done[2];
+        cudaEvent_t bg_columns, join_rl; /* BG's column pass done; RL done (side[1]) */
     } sync;
     /* pinned host */
     uint8_t *h_stage;   /* pipes, cands, cand_pipe, as the device holds them */
@@ -103,7 +104,7 @@ static void free_buffers(lsx_gpu_state *s)
 {
     void *dev[] = {s->cma,    s->cmb,    s->ls[0],  s->ls[1],   s->af,   s->rv,        s->al[0],
                    s->al[1],  s->err[0], s->err[1], s->err[2],  s->emin[0], s->emin[1], s->emin[2], s->colerr,
-                   s->rowsums, s->res[0], s->res[1],  s->res[2],
+                   s->res[0], s->res[1],  s->res[2],
                    s->act[0], s->act[1], s->act[2], s->itok[0], s->itok[1], s->itok[2], s->itok_hist,
                    s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
                    s->body,   s->hist,   s->table,  s->seg_len, s->bg_c,    s->bg_s,      s->bg_w, s->bg,
@@ -135,6 +136,8 @@ void lsx_gpu_free(lsx_gpu_state *s)
     }
     if (s->sync.fork) cudaEventDestroy(s->sync.fork);
     if (s->sync.join) cudaEventDestroy(s->sync.join);
+    if (s->sync.bg_columns) cudaEventDestroy(s->sync.bg_columns);
+    if (s->sync.join_rl) cudaEventDestroy(s->sync.join_rl);
     if (s->sync.pipes_fork) cudaEventDestroy(s->sync.pipes_fork);
     free(s);
 }
@@ -177,7 +180,6 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->bg, 8 * px);
     ALLOC(s->rl[0], 8 * px);
     ALLOC(s->rl[1], 8 * px);
-    ALLOC(s->rowsums, 8 * 24 * px);
     ALLOC(s->thr_hist, sizeof(uint32_t) * NPIPE * LSX_THR_CELLS);
     ALLOC(s->dp_scratch, lsx_gpu_dp_scratch_bytes(NPIPE));
     ALLOC(s->dp_ok, sizeof(int) * (NPIPE + 1));
@@ -224,6 +226,9 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     }
     if (rc == cudaSuccess && !s->sync.fork) rc = cudaEventCreateWithFlags(&s->sync.fork, cudaEventDisableTiming);
     if (rc == cudaSuccess && !s->sync.join) rc = cudaEventCreateWithFlags(&s->sync.join, cudaEventDisableTiming);
+    if (rc == cudaSuccess && !s->sync.bg_columns)
+        rc = cudaEventCreateWithFlags(&s->sync.bg_columns, cudaEventDisableTiming);
+    if (rc == cudaSuccess && !s->sync.join_rl) rc = cudaEventCreateWithFlags(&s->sync.join_rl, cudaEventDisableTiming);
     if (rc == cudaSuccess && !s->sync.pipes_fork)
         rc = cudaEventCreateWithFlags(&s->sync.pipes_fork, cudaEventDisableTiming);
     if (rc == cudaSuccess) rc = lsx_gpu_init_tables(0);
@@ -407,7 +412,7 @@ static cudaError_t run_pipe2(lsx_gpu_state *s, const uint16_t *x, uint32_t W, ui
     cudaError_t rc = cudaStreamSynchronize(side);
     if (rc == cudaSuccess) rc = lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par + 1, 1, s->ls + 1, W, 0, st);
     if (rc == cudaSuccess)
-        rc = lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, s->rowsums, s->af, s->rv, s->al[0], s->al[1], st);
+        rc = lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, s->af, s->rv, s->al[0], s->al[1], st);
     if (rc == cudaSuccess) rc = pipe_residuals(s, x, W, H, 2, ioff, st);
     if (rc == cudaSuccess)
         rc = lsx_gpu_dp_contexts(s->thr_hist + 2 * LSX_THR_CELLS, s->info + 16, 1, s->cands + c0 + nk, nkc,
@@ -490,20 +495,29 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     }
     uint16_t *ioff = (uint16_t *)(s->info + NPIPE * 8);
     cudaStream_t side = s->sync.side[0];
+    /* BG's column pass, then on side[0] its row pass and on side[1] RL,
+     * which reads only the column pass's levels and scales: both beside
+     * the LS stage, on the SMs its blocks leave */
+    cudaStream_t side_rl = s->sync.side[1];
     CK(cudaEventRecord(s->sync.fork, st));
     CK(cudaStreamWaitEvent(side, s->sync.fork, 0));
-    CK(lsx_gpu_bg(x, W, H, s->bg_c, s->bg_s, s->bg_w, s->bg, side));
-    CK(lsx_gpu_rl(x, W, H, s->bg_c, s->bg_s, s->rl[0], s->rl[1], side));
+    CK(lsx_gpu_bg_columns(x, W, H, s->bg_c, s->bg_s, s->bg_w, side));
+    CK(cudaEventRecord(s->sync.bg_columns, side));
+    CK(cudaStreamWaitEvent(side_rl, s->sync.bg_columns, 0));
+    CK(lsx_gpu_bg_rows(x, W, H, s->bg_c, s->bg_s, s->bg_w, s->bg, side));
     CK(cudaEventRecord(s->sync.join, side));
+    CK(lsx_gpu_rl(x, W, H, s->bg_c, s->bg_s, s->rl[0], s->rl[1], side_rl));
+    CK(cudaEventRecord(s->sync.join_rl, side_rl));
     CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, st));
     CK(lsx_gpu_ioff(s->pxhist, px, ioff, st));
     CK(lsx_gpu_column_means(x, W, H, s->cma, s->cmb, st));
     CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par, npipe == NPIPE ? 2 : 1, s->ls, W, 0, st));
     if (bands) CK(bands(bands_ctx, s->ls, st));
     MARK(2);
-    CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[npipe == NPIPE], W, H, s->rowsums, s->af, s->rv, s->al[0],
+    CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[npipe == NPIPE], W, H, s->af, s->rv, s->al[0],
                         s->al[1], st));
     CK(cudaStreamWaitEvent(st, s->sync.join, 0));
+    CK(cudaStreamWaitEvent(st, s->sync.join_rl, 0));
     MARK(3);
     /* the pipelines, each on a stream of its own, with the histogram of its
      * DP candidate (try_residuals' candidate 4) */

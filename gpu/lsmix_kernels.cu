@@ -263,7 +263,7 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
                         for (int l = 0; l < 2; l++) {
                             if (l >= nls) break;
                             const int f = l ? a.f[1] : a.f[0];
-                            g[l][c] = g[l][c] - ((g[l][c] + ((uint64_t)1 << (f - 1))) >> f) + sum;
+                            g[l][c] = lsx_ls_forget(g[l][c], f, sum);
                             out[l * plane + c * NE] = g[l][c];
                         }
                     }
@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
                 for (int l = 0; l < 2; l++) {
                     if (l >= nls) break;
                     const int f = l ? a.f[1] : a.f[0];
-                    g[l] = g[l] - ((g[l] + ((uint64_t)1 << (f - 1))) >> f) + sum;
+                    g[l] = lsx_ls_forget(g[l], f, sum);
                     out[l * plane] = g[l];
                 }
             }
@@ -367,19 +367,19 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
 
 /* ---- row fits (lsx_row_predict / lsx_record) ----------------------------- */
 
-/* The row sums are an integer recurrence along each row (a thread per
- * row, cheap); the fits, with their divisions, are then independent per
- * pixel.  Sums before pixel (m, n), transposed ([k][n * H + m]) so that
- * the row threads of a warp write side by side: AF 0-4, AL of ls_a 5-9, AL
- * of ls_b 10-14, RV 15-23. */
+/* Four members fitted along the row: AF on B, AL on each LS plane, RV on
+ * the two pixels above.  Each has its sums (5, 5, 5, 9: AF 0-4, AL of ls_a
+ * 5-9, AL of ls_b 10-14, RV 15-23), every sum a decaying integer
+ * recurrence of its own along the row; the fits, with their divisions,
+ * are then independent per pixel. */
 #define ROW_SUMS 24
+#define ROW_GROUPS 4
 
 struct row_fit_args {
     const uint16_t *x;
     const int32_t *cmb;
     const double *ls_a, *ls_b;
     uint32_t W, H;
-    int64_t *sums;
     double *p_af, *p_rv, *al_a, *al_b;
 };
 
@@ -393,122 +393,145 @@ struct row_inputs {
     uint16_t up, up2, cur;
 };
 
-__device__ __forceinline__ row_inputs row_load(const row_fit_args &a, uint32_t m, uint32_t n)
+/* need[k]: z[k] is loaded and made (the target always) */
+__device__ __forceinline__ row_inputs row_load(const row_fit_args &a, uint32_t m, uint32_t n, const bool *need)
 {
     const size_t i = (size_t)m * a.W + n;
-    return {a.cmb[i], a.ls_a[i], a.ls_b[i], a.x[i - a.W], a.x[m >= 2 ? i - 2 * (size_t)a.W : i - a.W], a.x[i]};
+    row_inputs r;
+    r.cur = a.x[i];
+    if (need[0]) r.b = a.cmb[i];
+    if (need[1]) r.la = a.ls_a[i];
+    if (need[2]) r.lb = a.ls_b[i];
+    if (need[3]) r.up = a.x[i - a.W];
+    if (need[4]) r.up2 = a.x[m >= 2 ? i - 2 * (size_t)a.W : i - a.W];
+    return r;
 }
 
-__device__ __forceinline__ void row_z(const row_inputs &r, int32_t *z)
+__device__ __forceinline__ void row_z(const row_inputs &r, int32_t *z, const bool *need)
 {
-    z[0] = r.b;
-    z[1] = lsx_q16(r.la);
-    z[2] = lsx_q16(r.lb);
-    z[3] = 16 * (int32_t)r.up;
-    z[4] = 16 * (int32_t)r.up2;
+    if (need[0]) z[0] = r.b;
+    if (need[1]) z[1] = lsx_q16(r.la);
+    if (need[2]) z[2] = lsx_q16(r.lb);
+    if (need[3]) z[3] = 16 * (int32_t)r.up;
+    if (need[4]) z[4] = 16 * (int32_t)r.up2;
 }
 
-__device__ __forceinline__ void row_sources(const row_fit_args &a, uint32_t m, uint32_t n, int32_t *z)
+/* The sources a sum's terms multiply: 1, y = 16 x[m][n], then z[0..4] of row_z. */
+enum { RS_ONE, RS_Y, RS_Z, RS_PLANES = RS_Z + 5 };
+
+/* Sum s takes (source pa x source pb) << scale each pixel, with its decay
+ * shift: the terms of lsx_af_add and lsx_rv_add, one at a time. */
+struct row_sum_term {
+    int pa, pb, shift, scale;
+};
+
+__device__ __forceinline__ row_sum_term row_sum_term_of(int s)
 {
-    row_z(row_load(a, m, n), z);
+    if (s < 15) { /* AF / AL: 1, y, z, z z, z y with z = z[s / 5] */
+        const int z = RS_Z + s / 5;
+        const int pa[5] = {RS_ONE, RS_Y, z, z, z}, pb[5] = {RS_ONE, RS_ONE, RS_ONE, z, RS_Y};
+        return {pa[s % 5], pb[s % 5], LSX_AF_SHIFT, LSX_AF_SCALE};
+    }
+    /* RV: 1, y, z0, z1, z0 y, z1 y, z0 z0, z0 z1, z1 z1 with z0 = z[3], z1 = z[4] */
+    const int z0 = RS_Z + 3, z1 = RS_Z + 4;
+    const int pa[LSX_RV_NS] = {RS_ONE, RS_Y, z0, z1, z0, z1, z0, z0, z1};
+    const int pb[LSX_RV_NS] = {RS_ONE, RS_ONE, RS_ONE, RS_ONE, RS_Y, RS_Y, z0, z1, z1};
+    return {pa[s - 15], pb[s - 15], LSX_RV_SHIFT, LSX_RV_SCALE};
 }
 
-/* A block of 32 row threads walks its rows through tiles of 32 columns:
- * the tile's inputs are read by the block across the columns (coalesced)
- * one tile ahead, into registers while the rows' recurrences run over the
- * tile before, then made into sources in shared memory, from where each
- * thread runs its row's recurrence over the tile.  (Loaded and converted
- * in one step, the conversion waited on the loads and the recurrences on
- * both: 0.40 ms a launch.) */
-#define RS_ROWS 32
-#define RS_COLS 32
-#define RS_PER (RS_ROWS * RS_COLS / (4 * RS_ROWS)) /* tile entries a thread loads */
+/* A block takes one member (blockIdx.y: AF, AL of ls_a, AL of ls_b, RV) of
+ * 32 rows through tiles of 32 columns, a warp per sum (lane = row):
+ * the tile's inputs are read across the columns (coalesced) one tile
+ * ahead, into registers while the tile before is worked, and made into
+ * the sources the sums multiply in shared memory; each sum's warp runs its
+ * recurrence over the tile, keeping the sums before each pixel in shared
+ * memory; then the block fits the tile's pixels and writes them across
+ * the columns.  (With the sums written out, 201 MB a frame, and fitted by
+ * a second kernel, the two took 0.32 ms after the LS stage; a warp per
+ * member, all of its sums in turn, 0.50.) */
+#define RF_ROWS 32
+#define RF_COLS 32
+#define RF_WARPS LSX_RV_NS /* the most sums of a member */
+#define RF_THREADS (32 * RF_WARPS)
+#define RF_PER ((RF_ROWS * RF_COLS + RF_THREADS - 1) / RF_THREADS) /* tile entries a thread loads */
 
-__global__ void __launch_bounds__(4 * RS_ROWS) row_sums_kernel(row_fit_args a)
+__global__ void __launch_bounds__(RF_THREADS) row_fits_kernel(row_fit_args a)
 {
-    __shared__ int32_t zt[5][RS_ROWS][RS_COLS + 1];
-    __shared__ int32_t yt[RS_ROWS][RS_COLS + 1];
-    /* warp g keeps sum group g (AF, AL of ls_a, AL of ls_b, RV) of the row
-     * of its lane: the groups are independent recurrences */
-    const int grp = threadIdx.x / RS_ROWS, lane = threadIdx.x % RS_ROWS;
-    const uint32_t m0 = 1 + blockIdx.x * RS_ROWS, m = m0 + lane;
-    int64_t v[LSX_RV_NS] = {0};
-    const int first = grp * 5;
-    const size_t plane = (size_t)a.W * a.H;
-    /* entry t = threadIdx.x + j * 128 of a tile: row t / 32, column t % 32
-     * (consecutive threads: consecutive columns) */
-    row_inputs in[RS_PER];
+    extern __shared__ int64_t rf_sums[]; /* [ns][RF_ROWS][RF_COLS + 1] the sums before each pixel */
+    __shared__ int32_t zt[RS_PLANES][RF_ROWS][RF_COLS + 1];
+    const int g = blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int first = g * 5, ns = g < 3 ? 5 : LSX_RV_NS;
+    const bool need[5] = {g == 0, g == 1, g == 2, g == 3, g == 3};
+    const row_sum_term term = row_sum_term_of(first + (warp < ns ? warp : 0));
+    const uint32_t m0 = 1 + blockIdx.x * RF_ROWS, m = m0 + lane;
+    const int stride = RF_ROWS * (RF_COLS + 1);
+    for (int t = threadIdx.x; t < stride; t += RF_THREADS) zt[RS_ONE][0][t] = 1;
+    /* entry t = threadIdx.x + j * RF_THREADS of a tile: row t / 32, column
+     * t % 32 (consecutive threads: consecutive columns) */
+    row_inputs in[RF_PER];
     auto load = [&](uint32_t n0) {
 #pragma unroll
-        for (int j = 0; j < RS_PER; j++) {
-            const int t = threadIdx.x + j * 4 * RS_ROWS, r = t / RS_COLS, c = t % RS_COLS;
+        for (int j = 0; j < RF_PER; j++) {
+            const int t = threadIdx.x + j * RF_THREADS, r = t / RF_COLS, c = t % RF_COLS;
             const uint32_t mr = m0 + (uint32_t)r, nc = n0 + (uint32_t)c;
-            if (mr < a.H && nc < a.W) in[j] = row_load(a, mr, nc);
+            if (t < RF_ROWS * RF_COLS && mr < a.H && nc < a.W) in[j] = row_load(a, mr, nc, need);
         }
     };
+    int64_t v = 0;
     load(0);
-    for (uint32_t n0 = 0; n0 < a.W; n0 += RS_COLS) {
-        __syncthreads(); /* the tile before is no longer read */
+    for (uint32_t n0 = 0; n0 < a.W; n0 += RF_COLS) {
+        __syncthreads(); /* the tile before is fitted */
 #pragma unroll
-        for (int j = 0; j < RS_PER; j++) {
-            const int t = threadIdx.x + j * 4 * RS_ROWS, r = t / RS_COLS, c = t % RS_COLS;
-            if (m0 + (uint32_t)r < a.H && n0 + (uint32_t)c < a.W) {
-                int32_t z[5];
-                row_z(in[j], z);
+        for (int j = 0; j < RF_PER; j++) {
+            const int t = threadIdx.x + j * RF_THREADS, r = t / RF_COLS, c = t % RF_COLS;
+            if (t >= RF_ROWS * RF_COLS || m0 + (uint32_t)r >= a.H || n0 + (uint32_t)c >= a.W) continue;
+            int32_t z[5];
+            row_z(in[j], z, need);
+            zt[RS_Y][r][c] = 16 * (int32_t)in[j].cur;
 #pragma unroll
-                for (int k = 0; k < 5; k++) zt[k][r][c] = z[k];
-                yt[r][c] = 16 * (int32_t)in[j].cur;
+            for (int k = 0; k < 5; k++)
+                if (need[k]) zt[RS_Z + k][r][c] = z[k];
+        }
+        __syncthreads();
+        if (n0 + RF_COLS < a.W) load(n0 + RF_COLS);
+        const uint32_t cols = min((uint32_t)RF_COLS, a.W - n0);
+        if (warp < ns && m < a.H) {
+            int64_t *out = rf_sums + warp * stride + lane * (RF_COLS + 1);
+            for (uint32_t c = 0; c < cols; c++) {
+                out[c] = v;
+                const int64_t t = (int64_t)zt[term.pa][lane][c] * zt[term.pb][lane][c];
+                v = lsx_decay_add(v, term.shift, t << term.scale);
             }
         }
         __syncthreads();
-        if (n0 + RS_COLS < a.W) load(n0 + RS_COLS);
-        if (m >= a.H) continue;
-        const uint32_t cols = min((uint32_t)RS_COLS, a.W - n0);
-        for (uint32_t c = 0; c < cols; c++) {
-            const size_t t = (size_t)(n0 + c) * a.H + m;
-            const int64_t y = yt[lane][c];
-            if (grp < 3) {
+        for (int t = threadIdx.x; t < RF_ROWS * RF_COLS; t += RF_THREADS) {
+            const int r = t / RF_COLS, c = t % RF_COLS;
+            const uint32_t mr = m0 + (uint32_t)r, n = n0 + (uint32_t)c;
+            if (mr >= a.H || n >= a.W) continue;
+            int64_t sums[LSX_RV_NS];
 #pragma unroll
-                for (int k = 0; k < 5; k++) a.sums[(first + k) * plane + t] = v[k];
-                lsx_af_add(v, y, zt[grp][lane][c]);
-            } else {
-#pragma unroll
-                for (int k = 0; k < LSX_RV_NS; k++) a.sums[(first + k) * plane + t] = v[k];
-                lsx_rv_add(v, y, zt[3][lane][c], zt[4][lane][c]);
-            }
+            for (int k = 0; k < LSX_RV_NS; k++)
+                if (k < ns) sums[k] = rf_sums[k * stride + r * (RF_COLS + 1) + c];
+            const size_t i = (size_t)mr * a.W + n;
+            if (g == 3)
+                a.p_rv[i] = lsx_rv_fit(sums, n, (double)zt[RS_Z + 3][r][c], (double)zt[RS_Z + 4][r][c]);
+            else
+                (g == 0 ? a.p_af : g == 1 ? a.al_a : a.al_b)[i] = lsx_af_fit(sums, n, (double)zt[RS_Z + g][r][c]);
         }
-    }
-}
-
-__global__ void row_fits_kernel(row_fit_args a)
-{
-    const size_t plane = (size_t)a.W * a.H, rows = a.H - 1;
-    for (size_t q = (size_t)blockIdx.x * blockDim.x + threadIdx.x; q < (size_t)a.W * rows;
-         q += (size_t)gridDim.x * blockDim.x) {
-        uint32_t n, m;
-        pixel_at(q, (uint32_t)rows, &n, &m); /* column-major: q = n * rows + m - 1 */
-        m += 1;
-        const size_t t = (size_t)n * a.H + m, i = (size_t)m * a.W + n;
-        int64_t v[ROW_SUMS];
-#pragma unroll
-        for (int k = 0; k < ROW_SUMS; k++) v[k] = a.sums[k * plane + t];
-        int32_t z[5];
-        row_sources(a, m, n, z);
-        a.p_af[i] = lsx_af_fit(v, n, (double)z[0]);
-        a.al_a[i] = lsx_af_fit(v + 5, n, (double)z[1]);
-        a.al_b[i] = lsx_af_fit(v + 10, n, (double)z[2]);
-        a.p_rv[i] = lsx_rv_fit(v + 15, n, (double)z[3], (double)z[4]);
     }
 }
 
 cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double *ls_a, const double *ls_b,
-                             uint32_t W, uint32_t H, int64_t *sums, double *p_af, double *p_rv, double *al_a,
-                             double *al_b, cudaStream_t st)
+                             uint32_t W, uint32_t H, double *p_af, double *p_rv, double *al_a, double *al_b,
+                             cudaStream_t st)
 {
     if (H < 2) return cudaSuccess;
-    row_fit_args a = {x, cmb, ls_a, ls_b, W, H, sums, p_af, p_rv, al_a, al_b};
-    row_sums_kernel<<<(H - 1 + RS_ROWS - 1) / RS_ROWS, 4 * RS_ROWS, 0, st>>>(a);
-    row_fits_kernel<<<blocks_for((size_t)W * (H - 1), 256), 256, 0, st>>>(a);
+    row_fit_args a = {x, cmb, ls_a, ls_b, W, H, p_af, p_rv, al_a, al_b};
+    const size_t smem = sizeof(int64_t) * LSX_RV_NS * RF_ROWS * (RF_COLS + 1);
+    static_assert(ROW_GROUPS * 5 + LSX_RV_NS - 5 == ROW_SUMS, "AF, two ALs and RV");
+    cudaError_t rc = cudaFuncSetAttribute(row_fits_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (rc != cudaSuccess) return rc;
+    row_fits_kernel<<<dim3((H - 1 + RF_ROWS - 1) / RF_ROWS, ROW_GROUPS), RF_THREADS, smem, st>>>(a);
     return cudaGetLastError();
 }
 
@@ -552,43 +575,49 @@ __global__ void bg_columns_kernel(const uint16_t *__restrict__ x, uint32_t W, ui
 }
 
 /* A thread per row m >= 1: the offset along the row, the prediction of
- * every pixel. */
-__global__ void bg_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H,
-                               const int32_t *__restrict__ c, const int32_t *__restrict__ s,
-                               const int64_t *__restrict__ w, double *__restrict__ p_bg)
+ * every pixel.  A warp takes 32 rows through tiles of 32 columns: the
+ * tile's inputs are read across the columns (coalesced) into shared
+ * memory, each thread runs its row over the tile, and the tile's
+ * predictions go out across the columns again.  (Read and written by each
+ * thread along its own row, every access of a warp touched 32 lines: the
+ * pass took 0.9 ms on the few SMs the LS kernel leaves.) */
+#define BGR_COLS 32
+
+__global__ void __launch_bounds__(32) bg_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H,
+                                                     const int32_t *__restrict__ c, const int32_t *__restrict__ s,
+                                                     const int64_t *__restrict__ w, double *__restrict__ p_bg)
 {
-    const uint32_t m = 1 + blockIdx.x * blockDim.x + threadIdx.x;
-    if (m >= H) return;
+    __shared__ int32_t tc[32][BGR_COLS + 1], ts[32][BGR_COLS + 1];
+    __shared__ int64_t tw[32][BGR_COLS + 1];
+    __shared__ double tp[32][BGR_COLS + 1];
+    __shared__ uint16_t tx[32][BGR_COLS + 2];
+    const int lane = threadIdx.x;
+    const uint32_t m0 = 1 + blockIdx.x * 32, m = m0 + lane;
     lsx_bg_row r;
     lsx_bg_row_start(&r);
-    const size_t row = (size_t)m * W;
-    struct inputs {
-        int32_t c[BG_AHEAD], s[BG_AHEAD];
-        int64_t w[BG_AHEAD];
-        uint16_t x[BG_AHEAD];
-    } in, next;
-    auto load = [&](inputs &d, uint32_t n0) {
-#pragma unroll
-        for (int j = 0; j < BG_AHEAD; j++) {
-            const size_t i = row + (n0 + j < W ? n0 + j : n0);
-            d.c[j] = c[i], d.s[j] = s[i], d.w[j] = w[i], d.x[j] = x[i];
+    for (uint32_t n0 = 0; n0 < W; n0 += BGR_COLS) {
+        const uint32_t n = n0 + (uint32_t)lane, cols = min((uint32_t)BGR_COLS, W - n0);
+#pragma unroll 8
+        for (int k = 0; k < 32; k++) {
+            const size_t i = (size_t)(m0 + k) * W + n;
+            if (m0 + k < H && n < W) tc[k][lane] = c[i], ts[k][lane] = s[i], tw[k][lane] = w[i], tx[k][lane] = x[i];
         }
-    };
-    load(in, 0);
-    for (uint32_t n0 = 0; n0 < W; n0 += BG_AHEAD) {
-        if (n0 + BG_AHEAD < W) load(next, n0 + BG_AHEAD);
-#pragma unroll
-        for (int j = 0; j < BG_AHEAD; j++) {
-            if (n0 + j >= W) break;
-            p_bg[row + n0 + j] = lsx_bg_predict(&r, in.c[j]);
-            lsx_bg_row_add(&r, in.c[j], in.s[j], in.w[j], in.x[j]);
-        }
-        in = next;
+        __syncwarp();
+        if (m < H)
+            for (uint32_t j = 0; j < cols; j++) {
+                tp[lane][j] = lsx_bg_predict(&r, tc[lane][j]);
+                lsx_bg_row_add(&r, tc[lane][j], ts[lane][j], tw[lane][j], tx[lane][j]);
+            }
+        __syncwarp();
+#pragma unroll 8
+        for (int k = 0; k < 32; k++)
+            if (m0 + k < H && n < W) p_bg[(size_t)(m0 + k) * W + n] = tp[k][lane];
+        __syncwarp(); /* the tile is read before the next one is loaded */
     }
 }
 
-cudaError_t lsx_gpu_bg(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, int32_t *s, int64_t *w,
-                       double *p_bg, cudaStream_t st)
+cudaError_t lsx_gpu_bg_columns(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, int32_t *s, int64_t *w,
+                               cudaStream_t st)
 {
     /* 256 columns a block: the pass starts on the side stream before the
      * LS kernel, whose blocks each need a whole SM's registers; in four
@@ -596,7 +625,13 @@ cudaError_t lsx_gpu_bg(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, in
      * their 128 SMs of an H100's 132 (in eight it held up four of them
      * until it ended) */
     bg_columns_kernel<<<(W + 255) / 256, 256, 0, st>>>(x, W, H, c, s, w);
-    if (H > 1) bg_rows_kernel<<<(H - 1 + 63) / 64, 64, 0, st>>>(x, W, H, c, s, w, p_bg);
+    return cudaGetLastError();
+}
+
+cudaError_t lsx_gpu_bg_rows(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *c, const int32_t *s,
+                            const int64_t *w, double *p_bg, cudaStream_t st)
+{
+    if (H > 1) bg_rows_kernel<<<(H - 1 + 31) / 32, 32, 0, st>>>(x, W, H, c, s, w, p_bg);
     return cudaGetLastError();
 }
 

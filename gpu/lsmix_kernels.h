@@ -88,24 +88,24 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
                                uint32_t H, uint32_t c0, uint32_t c1, const lsx_params *p, int nls,
                                double *const *p_ls, size_t pitch, uint32_t col0, cudaStream_t st);
 
-/* AF, RV and the AL of two LS planes (ls_a, ls_b) of every pixel.
- * sums: scratch of 24 x W x H int64. */
+/* AF, RV and the AL of two LS planes (ls_a, ls_b) of every pixel. */
 cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double *ls_a, const double *ls_b,
-                             uint32_t W, uint32_t H, int64_t *sums, double *p_af, double *p_rv, double *al_a,
-                             double *al_b, cudaStream_t st);
+                             uint32_t W, uint32_t H, double *p_af, double *p_rv, double *al_a, double *al_b,
+                             cudaStream_t st);
 
-/* Errors, column error levels, blend, residuals, activities, intensity
- * tokens and classes of one pipeline; ioff on the device. */
-/* The BG member (core/lsmix_bg.h) of rows >= 1: a thread per column runs
- * the column levels and scales down the frame into c, s (Q4, Q8) and the
- * weights w (the values before each row); then a thread per row runs the
- * row's offset along it into p_bg. */
-cudaError_t lsx_gpu_bg(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, int32_t *s, int64_t *w,
-                       double *p_bg, cudaStream_t st);
+/* The BG member (core/lsmix_bg.h) of rows >= 1, in two passes: a thread
+ * per column runs the column levels and scales down the frame into c, s
+ * (Q4, Q8) and the weights w (the values before each row); then a thread
+ * per row runs the row's offset along it into p_bg.  RL reads only the
+ * column pass's c and s, so it may run beside the row pass. */
+cudaError_t lsx_gpu_bg_columns(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, int32_t *s, int64_t *w,
+                               cudaStream_t st);
+cudaError_t lsx_gpu_bg_rows(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *c, const int32_t *s,
+                            const int64_t *w, double *p_bg, cudaStream_t st);
 
 /* RL (core/lsmix_rl.h), a thread per row: the predictions of set 2's two
  * row members into p_rl0 and p_rl1, from BG's column levels c and scales s
- * (lsx_gpu_bg's, before each row). */
+ * (lsx_gpu_bg_columns', before each row). */
 cudaError_t lsx_gpu_rl(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *c, const int32_t *s,
                        double *p_rl0, double *p_rl1, cudaStream_t st);
 
