@@ -14,6 +14,8 @@
 #    the entropy of the frame's shot, read and pixel-response noise, plus
 #    the gzip'd rest of the file; no coder of single frames can expect to
 #    be smaller, so aurp/floor says how much room is left.
+#    And aurorapack unpack of every frame against djxl of its -e 9 file
+#    (the unpack target is every frame's; median of repeats).
 # 2. Speed, whole processes on one 1024 x 1024 frame, median of repeats:
 #    pack vs cjxl -e 9 (target <= 0.25), unpack vs djxl of the -e 9 file
 #    (target <= 2; also both on one thread, the ratio that does not
@@ -90,6 +92,20 @@ aurp_bytes() {
     size_of "$WORK/f.aurp"
 }
 
+# Runs a command REPEAT times; prints "median_seconds max_rss_kib".
+timed() {
+    local i t0 t1 times=() rss=0 r
+    for ((i = 0; i < REPEAT; i++)); do
+        t0=$(date +%s%N)
+        /usr/bin/time -f %M -o "$WORK/rss" "$@" >/dev/null 2>&1 || { echo "FAIL 0"; return; }
+        t1=$(date +%s%N)
+        times+=($(((t1 - t0) / 1000)))
+        r=$(tail -1 "$WORK/rss")
+        [ "$r" -gt "$rss" ] && rss=$r
+    done
+    printf '%s\n' "${times[@]}" | sort -n | awk -v rss="$rss" '{ v[NR] = $1 }
+        END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f %d\n", m / 1e6, rss }'
+}
 echo "== size (issue #8): whole packed file, bytes; image-only peers + gzip -9 of the rest of the file"
 echo "   aurorapack default profile: $default_profile; peers: JPEG-LS (CharLS)${EFFORTS:+, cjxl -d 0 -e ${EFFORTS// /,}}$([ $have_fpack = 1 ] && echo ', fpack')"
 hdr=$(printf '%-32s %9s %9s' frame file aurp)
@@ -100,11 +116,13 @@ for e in $EFFORTS; do hdr+=$(printf ' %9s' "jxl-e$e"); done
 hdr+=$(printf ' %-8s %7s %9s %7s' smallest aurp/min floor aurp/flr)
 echo "$hdr"
 
-ratios=() floor_ratios=() wins=0 counted=0
+ratios=() floor_ratios=() wins=0 counted=0 decode_rows=()
 for f in "${frames[@]}"; do
     name=$(basename "$f" .fits)
     rest_gz=$("$PIX" rest "$f" | gzip -9 -c | wc -c)
     aurp=$(aurp_bytes "$f")
+    rm -f "$WORK/default.aurp" "$WORK/e9.jxl"
+    [ -e "$WORK/f.aurp" ] && cp "$WORK/f.aurp" "$WORK/default.aurp"
     line=$(printf '%-32s %9s %9s' "${name:0:32}" "$(size_of "$f")" "$aurp")
     if [ "$have_paper" = 1 ]; then line+=$(printf ' %9s' "$(aurp_bytes "$f" --profile paper)"); fi
     best= best_name=
@@ -119,6 +137,7 @@ for f in "${frames[@]}"; do
         if cjxl "$WORK/f.pgm" "$WORK/f.jxl" -d 0 -e "$e" >/dev/null 2>&1 &&
            djxl "$WORK/f.jxl" "$WORK/f.dec.pgm" >/dev/null 2>&1 && "$PIX" same "$f" "$WORK/f.dec.pgm"; then
             consider "jxl-e$e" $(($(size_of "$WORK/f.jxl") + rest_gz))
+            [ "$e" = 9 ] && cp "$WORK/f.jxl" "$WORK/e9.jxl"
         else
             consider "jxl-e$e" DIFF
         fi
@@ -158,6 +177,14 @@ for f in "${frames[@]}"; do
     fi
     line+=$(printf ' %9s %7s' "$floor" "$over_floor")
     echo "$line"
+    # the unpack target holds for every frame, not only the speed table's:
+    # aurorapack unpack of this frame's stream against djxl of its -e 9 file
+    if [ "${BENCH_SPEED:-1}" != 0 ] && [ -e "$WORK/default.aurp" ] && [ -e "$WORK/e9.jxl" ]; then
+        read -r tu _ < <(timed "$AURP" unpack -f -o "$WORK/f.back" "$WORK/default.aurp")
+        read -r td _ < <(timed djxl "$WORK/e9.jxl" "$WORK/f.dec.pgm")
+        decode_rows+=("$(printf '%-32s %9.3f %9.3f %7s' "${name:0:32}" "$tu" "$td" \
+            "$(awk -v a="$tu" -v b="$td" 'BEGIN { printf "%.3f", a / b }')")")
+    fi
 done
 if [ "$counted" -gt 0 ]; then
     mean=$(printf '%s\n' "${ratios[@]}" | awk '{ s += $1 } END { printf "%.4f", s / NR }')
@@ -166,6 +193,15 @@ fi
 if [ "${#floor_ratios[@]}" -gt 0 ]; then
     printf '%s\n' "${floor_ratios[@]}" | awk '{ a += $1; f += $2 } END {
         printf "simulated frames (%d): mean aurp/floor %.4f; mean floor/smallest %.4f (the least aurp/smallest the noise allows)\n", NR, a / NR, f / NR }'
+fi
+
+if [ "${#decode_rows[@]}" -gt 0 ]; then
+    echo
+    echo "== unpack of every frame above (issue #8): aurorapack unpack vs djxl of the frame's -e 9 file, seconds, median of $REPEAT, default threads"
+    printf '%-32s %9s %9s %7s\n' frame unpack djxl ratio
+    printf '%s\n' "${decode_rows[@]}"
+    printf '%s\n' "${decode_rows[@]}" | awk '{ n++; if ($4 <= 2) ok++; if ($4 > worst) { worst = $4; w = $1 } } END {
+        printf "unpack <= 2 x djxl on %d of %d frames (target: all); the largest ratio %.3f (%s)\n", ok, n, worst, w }'
 fi
 
 [ "${BENCH_SPEED:-1}" = 0 ] && exit 0
@@ -184,20 +220,6 @@ echo "   machine: ${cpu#, }"
 if [ "$have_jxl" != 1 ]; then echo "   cjxl/djxl not installed: no speed table"; exit 0; fi
 "$PIX" pgm "$sf" "$WORK/s.pgm"
 
-# Runs a command REPEAT times; prints "median_seconds max_rss_kib".
-timed() {
-    local i t0 t1 times=() rss=0 r
-    for ((i = 0; i < REPEAT; i++)); do
-        t0=$(date +%s%N)
-        /usr/bin/time -f %M -o "$WORK/rss" "$@" >/dev/null 2>&1 || { echo "FAIL 0"; return; }
-        t1=$(date +%s%N)
-        times+=($(((t1 - t0) / 1000)))
-        r=$(tail -1 "$WORK/rss")
-        [ "$r" -gt "$rss" ] && rss=$r
-    done
-    printf '%s\n' "${times[@]}" | sort -n | awk -v rss="$rss" '{ v[NR] = $1 }
-        END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f %d\n", m / 1e6, rss }'
-}
 read -r t_pack rss_pack < <(timed "$AURP" pack -f -o "$WORK/s.aurp" "$sf")
 read -r t_unpack rss_unpack < <(timed "$AURP" unpack -f -o "$WORK/s.back" "$WORK/s.aurp")
 cmp -s "$sf" "$WORK/s.back" || echo "   aurorapack round trip DIFFERS"
