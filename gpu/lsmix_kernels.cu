@@ -538,9 +538,9 @@ cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double
 
 /* ---- BG (core/lsmix_bg.h) ---------------------------------------------------- */
 
-/* A thread's next BG_AHEAD rows' (pixels') inputs are loaded before the
- * recurrence runs over the current ones: a thread (one a column or a row,
- * so few of them) waits for memory once a batch, and the batch's latency
+/* The column pass: a thread's next BG_AHEAD rows' pixels are loaded before
+ * the recurrence runs over the current ones: a thread (one a column, so
+ * few of them) waits for memory once a batch, and the batch's latency
  * overlaps the recurrence over the one before. */
 #define BG_AHEAD 16
 
