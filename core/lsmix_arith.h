@@ -119,7 +119,10 @@ static inline AURP_HD double lsx_rv_fit(const int64_t *a, uint32_t n, double z0,
 
 /* The LS training's forgetting step, one entry of G for one row:
  * G - round(G / 2^f) + the row's window sum (FORMAT.md 3.2).  One
- * definition for the C decoder and the GPU encoder; every G is below 2^63. */
+ * definition for the C decoder and the GPU encoder; every G is below 2^63.
+ * lsx_decay_add's step in unsigned words: G is stored unsigned (its window
+ * sums are differences of prefixes mod 2^64), and the decoder's avx2
+ * clone has a vector shift for unsigned 64-bit words only. */
 static inline AURP_HD uint64_t lsx_ls_forget(uint64_t g, int f, uint64_t sum)
 {
     return g - ((g + ((uint64_t)1 << (f - 1))) >> f) + sum;

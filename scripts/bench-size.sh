@@ -122,7 +122,8 @@ for f in "${frames[@]}"; do
     rest_gz=$("$PIX" rest "$f" | gzip -9 -c | wc -c)
     aurp=$(aurp_bytes "$f")
     rm -f "$WORK/default.aurp" "$WORK/e9.jxl"
-    [ -e "$WORK/f.aurp" ] && cp "$WORK/f.aurp" "$WORK/default.aurp"
+    # the stream aurp_bytes just checked (not a file left by an earlier frame)
+    case $aurp in '' | *[!0-9]*) ;; *) cp "$WORK/f.aurp" "$WORK/default.aurp" ;; esac
     line=$(printf '%-32s %9s %9s' "${name:0:32}" "$(size_of "$f")" "$aurp")
     if [ "$have_paper" = 1 ]; then line+=$(printf ' %9s' "$(aurp_bytes "$f" --profile paper)"); fi
     best= best_name=
