@@ -181,6 +181,11 @@ int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *
     return 0;
 }
 
+int ctx_rans_dec_at_start_state(const ctx_rans_dec *d)
+{
+    return d->x == AURP_RANS_L ? 0 : -1;
+}
+
 int ctx_rans_dec_finish(const ctx_rans_dec *d)
 {
     return (d->x == AURP_RANS_L && d->pos == d->len) ? 0 : -1;

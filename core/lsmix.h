@@ -219,6 +219,9 @@ int ctx_rans_dec_init(ctx_rans_dec *d, const uint8_t *in, size_t len);
 int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *e);
 /* 0 when the segment ended exactly where it should. */
 int ctx_rans_dec_finish(const ctx_rans_dec *d);
+/* 0 when the coder is back at the encoder's initial state: a segment's
+ * last pixel decoded, its bytes are all read (the next segment's follow). */
+int ctx_rans_dec_at_start_state(const ctx_rans_dec *d);
 
 /* ---- the profile's codec (lsmix_codec.c) ---------------------------- */
 
@@ -234,6 +237,8 @@ int ctx_rans_dec_finish(const ctx_rans_dec *d);
 #define LSX_PRIOR 1         /* new streams start the coder's counts from the prior table */
 #define LSX_BG 1            /* new streams blend the BG member */
 #define LSX_CASCADE 1       /* new streams try the cascade stage (3.2), kept where smaller */
+#define LSX_SEG_LENGTHS 0   /* new streams leave out the segments' lengths (3.1: a decoder finds each
+                             * segment's end where its last pixel leaves the coder's initial state) */
 
 /* What the stream header says (3.1) and where its segments are. */
 typedef struct {
@@ -250,7 +255,9 @@ typedef struct {
     uint16_t ioff;
     uint8_t ibnd[CTX_MAX_IB];
     uint32_t nseg;
-    const uint8_t *seg_lens, *segs;
+    int seg_lengths; /* the segments' lengths precede them (header byte 23 bit 3 clear) */
+    const uint8_t *seg_lens, *segs; /* seg_lens: NULL without the lengths */
+    size_t body_len;                /* the bytes of every segment together */
     /* the cascade stage (lsmix_cascade.h; header byte 23 bit 2) */
     int cas;
     int32_t cas_clip;
@@ -309,10 +316,12 @@ int64_t lsx_cas_correlation(const int16_t *ec, uint32_t W, uint32_t H, int dm, i
 int lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, lsx_view *v);
 int lsx_cas_fit(lsx_view *v, const int32_t *e1, int16_t *ec, int threads);
 
-size_t lsx_header_len(int nctx, uint32_t nseg);
+/* The header's bytes before the cascade block (24 and the thresholds) and,
+ * after it, the segments' lengths where the stream has them. */
+size_t lsx_header_len(int nctx, uint32_t nseg, int seg_lengths);
 /* The bytes of the cascade block after the thresholds (0 without the stage). */
 size_t lsx_cas_bytes(const lsx_view *v);
-/* The 24-byte header, the thresholds and the cascade block (not the segment lengths). */
+/* The 24-byte header, the thresholds and the cascade block (not the segments' lengths). */
 void lsx_write_header(uint8_t *h, const lsx_view *v);
 
 aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p,

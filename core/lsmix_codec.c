@@ -56,9 +56,9 @@ static inline uint16_t edge_prediction(const uint16_t *row, uint32_t n)
 
 /* ---- header ------------------------------------------------------------ */
 
-size_t lsx_header_len(int nctx, uint32_t nseg)
+size_t lsx_header_len(int nctx, uint32_t nseg, int seg_lengths)
 {
-    return LSX_HEADER + 4 * (size_t)(nctx - 1) + 4 * (size_t)nseg;
+    return LSX_HEADER + 4 * (size_t)(nctx - 1) + (seg_lengths ? 4 * (size_t)nseg : 0);
 }
 
 /* The cascade block: clip (u16), then the LSX_CAS_NL weights, each a
@@ -78,7 +78,7 @@ size_t lsx_cas_bytes(const lsx_view *v)
 
 static size_t stream_header_len(const lsx_view *v)
 {
-    return lsx_header_len(v->nctx, v->nseg) + lsx_cas_bytes(v);
+    return lsx_header_len(v->nctx, v->nseg, v->seg_lengths) + lsx_cas_bytes(v);
 }
 
 void lsx_write_header(uint8_t *h, const lsx_view *v)
@@ -98,7 +98,7 @@ void lsx_write_header(uint8_t *h, const lsx_view *v)
     h[18] = (uint8_t)v->nib;
     for (int i = 0; i < v->nib - 1; i++) h[19 + i] = v->ibnd[i];
     h[22] = (uint8_t)v->set;
-    h[23] = (uint8_t)(v->prior | v->bg << 1 | (v->cas != 0) << 2);
+    h[23] = (uint8_t)(v->prior | v->bg << 1 | (v->cas != 0) << 2 | !v->seg_lengths << 3);
     for (int i = 0; i < v->nctx - 1; i++) aurp_put_u32(h + LSX_HEADER + 4 * i, v->thr[i]);
     if (v->cas) {
         uint8_t *q = h + LSX_HEADER + 4 * (size_t)(v->nctx - 1);
@@ -139,11 +139,11 @@ aurp_status lsx_parse_header(const uint8_t *in, size_t in_len, aurp_stream_view 
     return AURP_OK;
 }
 
-/* nseg segments (a 4-byte length and at least 4 bytes each) fit behind
- * the first `before` bytes of the stream. */
-static aurp_status segments_fit(uint64_t nseg, uint64_t before, size_t in_len, aurp_error *err)
+/* nseg segments (at least 4 bytes each, and a 4-byte length each where
+ * the stream has them) fit behind the first `before` bytes of the stream. */
+static aurp_status segments_fit(uint64_t nseg, int seg_lengths, uint64_t before, size_t in_len, aurp_error *err)
 {
-    if (nseg * 8 + before <= in_len) return AURP_OK;
+    if (nseg * (seg_lengths ? 8 : 4) + before <= in_len) return AURP_OK;
     return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: %llu segments do not fit in %zu bytes",
                      (unsigned long long)nseg, in_len);
 }
@@ -171,7 +171,8 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
     v->prior = in[23] & 1;
     v->bg = in[23] >> 1 & 1;
     v->cas = in[23] >> 2 & 1;
-    if (in[23] > 7)
+    v->seg_lengths = !(in[23] >> 3 & 1);
+    if (in[23] > 15)
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: header flags %#x unknown", (unsigned)in[23]);
     if (v->set >= LSX_NSETS)
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set %d unknown", v->set);
@@ -184,7 +185,8 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
     v->nseg = (uint32_t)nseg;
     /* every segment has its 4-byte length and at least 4 bytes: checked
      * before anything is allocated, and again behind the cascade block */
-    if ((st = segments_fit(nseg, LSX_HEADER + 4 * (uint64_t)(v->nctx - 1), in_len, err)) != AURP_OK) return st;
+    if ((st = segments_fit(nseg, v->seg_lengths, LSX_HEADER + 4 * (uint64_t)(v->nctx - 1), in_len, err)) != AURP_OK)
+        return st;
     for (int i = 0; i < v->nctx - 1; i++) {
         v->thr[i] = aurp_get_u32(in + LSX_HEADER + 4 * i);
         if (i > 0 && v->thr[i] <= v->thr[i - 1])
@@ -207,20 +209,25 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
         if (v->cas_clip > 32767 || sw * (v->cas_clip + 1) >= ((int64_t)1 << 31))
             return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: cascade weights out of range");
         for (int j = 0; j < LSX_CAS_NR; j++) v->cas_wrev[LSX_CAS_NR - 1 - j] = v->cas_w[j];
-        if ((st = segments_fit(nseg, pos, in_len, err)) != AURP_OK) return st;
+        if ((st = segments_fit(nseg, v->seg_lengths, pos, in_len, err)) != AURP_OK) return st;
+    }
+    v->body_len = in_len - stream_header_len(v);
+    v->segs = in + stream_header_len(v);
+    if (!v->seg_lengths) { /* the decoder checks every segment's end */
+        v->seg_lens = NULL;
+        return AURP_OK;
     }
     v->seg_lens = in + pos;
-    v->segs = in + pos + 4 * (size_t)nseg;
     uint64_t total = 0;
     for (uint32_t s = 0; s < v->nseg; s++) {
         uint32_t len = aurp_get_u32(v->seg_lens + 4 * (size_t)s);
         if (len < 4) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: segment %u too short", s);
         total += len;
     }
-    if (total != in_len - stream_header_len(v))
+    if (total != v->body_len)
         return aurp_fail(err, AURP_ERR_CORRUPT,
                          "lsmix stream: segments hold %llu bytes, the stream has %zu after the header",
-                         (unsigned long long)total, in_len - stream_header_len(v));
+                         (unsigned long long)total, v->body_len);
     return AURP_OK;
 }
 
@@ -449,7 +456,8 @@ static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
 {
     lsx_write_header(out, v);
     size_t pos = LSX_HEADER + 4 * (size_t)(v->nctx - 1) + lsx_cas_bytes(v);
-    for (uint32_t s = 0; s < v->nseg; s++, pos += 4) aurp_put_u32(out + pos, j->seg_len[s]);
+    if (v->seg_lengths)
+        for (uint32_t s = 0; s < v->nseg; s++, pos += 4) aurp_put_u32(out + pos, j->seg_len[s]);
     for (uint32_t s = 0; s < v->nseg; s++) {
         memcpy(out + pos, j->seg_buf + (size_t)s * j->seg_cap, j->seg_len[s]);
         pos += j->seg_len[s];
@@ -584,6 +592,7 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
     lsx_view v = {.p = ls_of[0], .W = W, .H = H, .seg_log2 = LSX_SEG_LOG2, .nctx = 1, .nib = 1,
                   .prior = LSX_PRIOR, .bg = LSX_BG};
     v.nseg = (uint32_t)((pixels + (1u << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2);
+    v.seg_lengths = LSX_SEG_LENGTHS;
     v.ioff = choose_ioff(u, pixels);
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
@@ -761,10 +770,20 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         if (n == d->bands[b].c1) aurp_wavefront_await(wf, m, ++b);
         if ((d->i & seg_mask) == 0) {
             uint32_t sidx = (uint32_t)(d->i >> v->seg_log2);
-            if (sidx > 0 && ctx_rans_dec_finish(&d->dec) != 0) return -1;
-            uint32_t len = aurp_get_u32(v->seg_lens + 4 * (size_t)sidx);
-            if (ctx_rans_dec_init(&d->dec, v->segs + d->seg_off, len) != 0) return -1;
-            d->seg_off += len;
+            size_t len;
+            if (v->seg_lengths) {
+                if (sidx > 0 && ctx_rans_dec_finish(&d->dec) != 0) return -1;
+                len = aurp_get_u32(v->seg_lens + 4 * (size_t)sidx);
+            } else { /* the segment before ended where its coder came back to its initial state */
+                if (sidx > 0) {
+                    if (ctx_rans_dec_at_start_state(&d->dec) != 0) return -1;
+                    d->seg_off += d->dec.pos;
+                }
+                len = v->body_len - d->seg_off;
+            }
+            if (len > v->body_len - d->seg_off || ctx_rans_dec_init(&d->dec, v->segs + d->seg_off, len) != 0)
+                return -1;
+            if (v->seg_lengths) d->seg_off += len;
         }
         if (ctx_refresh_due(d->i)) ctx_model_refresh(d->cm);
         int32_t emin = 0, z[4] = {0};

@@ -394,7 +394,7 @@ static void pipe_estimates(const lsx_gpu_state *s, choice_in *in, int i, int nk,
     in->have_dp[i] = s->h_dp_ok[i];
     for (int p = 0; p < nkc; p++) {
         const int c = i * nkc + p;
-        in->est[i * NKIND + kind_at(nk, p)] = lsx_stream_estimate(s->h_bits[c], lsx_header_len(hc[c].nctx, nseg), nseg);
+        in->est[i * NKIND + kind_at(nk, p)] = lsx_stream_estimate(s->h_bits[c], lsx_header_len(hc[c].nctx, nseg, LSX_SEG_LENGTHS), nseg);
     }
 }
 
@@ -608,7 +608,8 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         if (solved && (kind != KIND_DP || s->h_dp_ok[NPIPE])) {
             vc.nctx = hk->nctx;
             const uint64_t est =
-                lsx_stream_estimate(s->h_bits[max_cand], lsx_header_len(vc.nctx, nseg) + lsx_cas_bytes(&vc), nseg);
+                lsx_stream_estimate(s->h_bits[max_cand], lsx_header_len(vc.nctx, nseg, LSX_SEG_LENGTHS) + lsx_cas_bytes(&vc),
+                                    nseg);
             if (est < best) best = est, cas_won = 1, c = max_cand, cas_coded = guessed && s->guess_cas;
         }
         s->guess_cas = cas_won;
@@ -657,18 +658,20 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     v.bg = LSX_BG;
     v.ioff = (uint16_t)(s->h_info[NPIPE * 8] | s->h_info[NPIPE * 8 + 1] << 8);
     v.nseg = nseg;
+    v.seg_lengths = LSX_SEG_LENGTHS;
     if (cas_won) {
         v.cas = 1;
         v.cas_clip = vc.cas_clip;
         memcpy(v.cas_w, vc.cas_w, sizeof v.cas_w);
         memcpy(v.cas_wrev, vc.cas_wrev, sizeof v.cas_wrev);
     }
-    const size_t head = lsx_header_len(v.nctx, nseg) + lsx_cas_bytes(&v) - 4 * (size_t)nseg;
-    if (head + 4 * (size_t)nseg + body > cap)
+    const size_t head = lsx_header_len(v.nctx, nseg, v.seg_lengths) + lsx_cas_bytes(&v);
+    if (head + body > cap)
         return aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small", W, H, cap);
     lsx_write_header(out, &v);
-    size_t pos = head;
-    for (uint32_t g = 0; g < nseg; g++, pos += 4) aurp_put_u32(out + pos, s->h_seg_len[g]);
+    size_t pos = head - (v.seg_lengths ? 4 * (size_t)nseg : 0);
+    if (v.seg_lengths)
+        for (uint32_t g = 0; g < nseg; g++, pos += 4) aurp_put_u32(out + pos, s->h_seg_len[g]);
     memcpy(out + pos, s->h_body, body);
     *out_len = pos + body;
     return AURP_OK;

@@ -161,7 +161,7 @@ static void rec_model_init(ctx_model *cm, int nctx, int nib, int prior)
     c->kind = last_kind;
     c->nctx = nctx / nib;
     c->nib = nib;
-    c->hdr = lsx_header_len(c->nctx, rec_nseg) + cur_cas_bytes;
+    c->hdr = lsx_header_len(c->nctx, rec_nseg, 1) + cur_cas_bytes;
     c->seg = calloc(rec_nseg, sizeof *c->seg);
     c->trans = c->tbound = c->tfix = 0;
     c->t0 = c->t1 = now();

@@ -127,7 +127,7 @@ static double code_len_view(const lsx_view *v, const int32_t *res, const uint32_
         ctx_model_count(&cm, c, t);
     }
     uint32_t nseg = (uint32_t)((N + (1u << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2);
-    return bits / 8.0 + 4.0 * nseg + (double)lsx_header_len(v->nctx, nseg);
+    return bits / 8.0 + 4.0 * nseg + (double)lsx_header_len(v->nctx, nseg, 1);
 }
 
 /* the encoder's candidates: 12 x I, 16 x I, 12 x 1; the smallest */

@@ -200,11 +200,12 @@ Test(core_damage, image_stream_alone_rejects_damage)
   }
 }
 
-Test(core_damage, lsmix_flags_beyond_the_prior_and_bg_are_refused)
+Test(core_damage, lsmix_unknown_header_flags_are_refused)
 {
     /* header byte 23 (FORMAT.md 3.1): bit 0 = prior counts, bit 1 = the BG
-     * member, both of which this encoder always sets, bit 2 = the cascade
-     * stage (per frame); any other bit is unknown and refused by name */
+     * member, bit 3 = the segments' lengths left out, all three of which
+     * this encoder always sets, bit 2 = the cascade stage (per frame); any
+     * other bit is unknown and refused by name */
     uint32_t w = 31, h = 7;
     uint16_t *u = malloc(2 * w * h);
     core_frame_make(CORE_FRAME_SPECTRUM, w, h, 3, u);
@@ -217,14 +218,55 @@ Test(core_damage, lsmix_flags_beyond_the_prior_and_bg_are_refused)
     aurp_error err = {{0}};
     cr_assert_eq(aurp_image_encode(be, w, h, &p, 1, s, cap, &len, &err), AURP_OK, "%s", err.msg);
     cr_assert_eq(s[0], AURP_PROFILE_LSMIX);
-    cr_assert_eq(s[23] & 3, 3, "the encoder sets the prior-counts and BG flags");
+    cr_assert_eq(s[23] & 11, 11, "the encoder sets the prior-counts, BG and no-lengths flags");
     cr_assert_eq(aurp_image_decode(s, len, w, h, 1, back, &err), AURP_OK, "%s", err.msg);
     cr_assert(memcmp(back, be, 2 * (size_t)w * h) == 0);
-    for (int v = 8; v < 256; v++) {
+    /* the same segments read as if their lengths preceded them: refused */
+    s[23] ^= 8;
+    cr_assert_eq(aurp_image_decode(s, len, w, h, 1, back, &err), AURP_ERR_CORRUPT, "bit 3 cleared: %s", err.msg);
+    s[23] ^= 8;
+    for (int v = 16; v < 256; v++) {
         s[23] = (uint8_t)v;
         cr_assert_eq(aurp_image_decode(s, len, w, h, 1, back, &err), AURP_ERR_CORRUPT, "flags %#x", v);
         cr_assert(strstr(err.msg, "header flags"), "flags %#x: %s", v, err.msg);
     }
+    free(u);
+    free(be);
+    free(back);
+    free(s);
+}
+
+/* lsmix streams leave the segments' lengths out (header byte 23 bit 3): a
+ * segment ends where its last pixel brings the coder back to its initial
+ * state, and the last one at the stream's end.  On a stream of three
+ * segments every truncation near the end (and a sample before it) and an
+ * extra byte are refused, and flips over the whole stream never crash. */
+Test(core_damage, segments_without_lengths_end_where_their_coder_says, .timeout = 600)
+{
+    uint32_t w = 256, h = 160; /* 40960 pixels: segments of 2^14, 2^14 and 8192 */
+    uint16_t *u = malloc(2 * w * h);
+    core_frame_make(CORE_FRAME_SPECTRUM, w, h, 7, u);
+    uint8_t *be = malloc(2 * (size_t)w * h), *back = malloc(2 * (size_t)w * h);
+    core_frame_to_be16(u, (size_t)w * h, be);
+    aurp_params p;
+    aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
+    size_t cap = aurp_image_bound(w, h) + 1, len;
+    uint8_t *s = malloc(cap);
+    aurp_error err = {{0}};
+    cr_assert_eq(aurp_image_encode(be, w, h, &p, 2, s, cap, &len, &err), AURP_OK, "%s", err.msg);
+    cr_assert(s[23] & 8, "the encoder leaves the segments' lengths out");
+    cr_assert_eq(aurp_image_decode(s, len, w, h, 2, back, &err), AURP_OK, "%s", err.msg);
+    cr_assert(memcmp(back, be, 2 * (size_t)w * h) == 0);
+    for (size_t n = 0; n < len; n += n + 600 < len ? 97 : 1)
+        cr_assert_neq(aurp_image_decode(s, n, w, h, 1, back, &err), AURP_OK, "truncation to %zu of %zu", n, len);
+    s[len] = 0;
+    cr_assert_eq(aurp_image_decode(s, len + 1, w, h, 1, back, &err), AURP_ERR_CORRUPT, "a byte after the last segment");
+    for (size_t i = 0; i < len; i += 29) {
+        s[i] ^= (uint8_t)(1u << (i % 8));
+        (void)aurp_image_decode(s, len, w, h, 2, back, &err);
+        s[i] ^= (uint8_t)(1u << (i % 8));
+    }
+    cr_assert_eq(aurp_image_decode(s, len, w, h, 1, back, &err), AURP_OK, "%s", err.msg);
     free(u);
     free(be);
     free(back);
