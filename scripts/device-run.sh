@@ -2,8 +2,11 @@
 # Everything the GPU encoder needs on the device machine, in one call:
 # build, GPU tests (byte-identical to the CPU encoder), compute-sanitizer
 # memcheck + racecheck on small frames, and the benchmark.  Logs go to $OUT.
-#   run tool:  scripts/device-run.sh [test|sanitize|bench|cli|daemon|gpufault|profile|racediag ...]   (carry .carry)
-# Default: test sanitize bench cli daemon.
+#   run tool:  scripts/device-run.sh [test|sanitize|memcheck|racecheck|bench|cli|daemon|gpufault|profile|racediag ...]   (carry .carry)
+# Default: test sanitize bench cli daemon.  sanitize = memcheck racecheck
+# (the racecheck alone takes about 5.5 minutes: a call of the run tool has
+# 10, so `test sanitize` may need two calls).  The steps' verdicts are
+# printed again at the end, where a remote run's last lines show them.
 # Frames: tests/data/real/*.fits (the real frames; they travel with the tree).
 set -u
 cd "$(dirname "$0")/.."
@@ -15,7 +18,10 @@ DATA=${AURP_SHARED_DATA:-tests/data/real}
 SIMF=$(ls .device/frames/*.fits 2>/dev/null | tr '\n' ' ')
 B=build/device
 steps=${*:-test sanitize bench cli daemon}
+steps=${steps//sanitize/memcheck racecheck}
 status=0
+: >"$OUT/verdicts.txt"
+verdict() { echo "$*" | tee -a "$OUT/verdicts.txt"; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/gpus.txt"
 make -s BUILD=$B -j"$(nproc)" gpu-check >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 $B/bin/aurp-gpu-probe || exit 1
@@ -24,33 +30,38 @@ for s in $steps; do
     test)
         echo "== the device DP against the C core's: $B/tests/gpu/test_gpu_dp"
         $B/tests/gpu/test_gpu_dp >"$OUT/test-dp.log" 2>&1; rc=$?
-        grep -E "^FAIL|^trial|passed" "$OUT/test-dp.log" | tail -8; echo "test-dp rc=$rc"
+        grep -E "^FAIL|^trial" "$OUT/test-dp.log" | tail -8
+        verdict "test-dp: $(grep passed "$OUT/test-dp.log" | tail -1) rc=$rc"
         [ $rc -ne 0 ] && status=1
         echo "== the device's integer arithmetic against C's: $B/tests/gpu/test_gpu_arith"
         $B/tests/gpu/test_gpu_arith >"$OUT/test-arith.log" 2>&1; rc=$?
-        grep -E "^FAIL|passed" "$OUT/test-arith.log" | tail -4; echo "test-arith rc=$rc"
+        grep -E "^FAIL" "$OUT/test-arith.log" | tail -4
+        verdict "test-arith: $(grep passed "$OUT/test-arith.log" | tail -1) rc=$rc"
         [ $rc -ne 0 ] && status=1
         echo "== make test-gpu equivalent: $B/tests/gpu/test_gpu_encode $DATA/*.fits $SIMF"
         $B/tests/gpu/test_gpu_encode "$DATA"/*.fits $SIMF >"$OUT/test.log" 2>&1; rc=$?
-        grep -E "^FAIL|passed" "$OUT/test.log" | tail -15; echo "test rc=$rc"
+        grep -E "^FAIL" "$OUT/test.log" | tail -15
+        verdict "test (GPU bytes = CPU bytes): $(grep passed "$OUT/test.log" | tail -1) rc=$rc"
         [ $rc -ne 0 ] && status=1 ;;
-    sanitize)
-        for tool in memcheck racecheck; do
+    memcheck | racecheck)
+        for tool in $s; do
             echo "== compute-sanitizer --tool $tool (small frames)"
             AURP_GPU_TEST_QUICK=1 AURP_GPU_TEST_DEVICES=1 compute-sanitizer --tool $tool --error-exitcode 9 \
                 $B/tests/gpu/test_gpu_encode >"$OUT/sanitize-$tool.log" 2>&1; rc=$?
-            grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed" "$OUT/sanitize-$tool.log" | tail -3
-            echo "$tool rc=$rc"
+            verdict "$tool: $(grep passed "$OUT/sanitize-$tool.log" | tail -1);" \
+                "$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-$tool.log" | tail -1) rc=$rc"
             [ $rc -ne 0 ] && status=1
             AURP_GPU_TEST_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_gpu_dp \
                 >"$OUT/sanitize-dp-$tool.log" 2>&1; rc=$?
-            grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed" "$OUT/sanitize-dp-$tool.log" | tail -3
-            echo "$tool (DP) rc=$rc"
+            verdict "$tool (DP): $(grep passed "$OUT/sanitize-dp-$tool.log" | tail -1);" \
+                "$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-dp-$tool.log" | tail -1) rc=$rc"
             [ $rc -ne 0 ] && status=1
         done ;;
     bench)
         echo "== benchmark (simulated 1024x1024 spectrum): lsmix, then paper"
         $B/tests/gpu/aurp-gpu-bench -p lsmix -n 100 -j 2,4,8,16 2>&1 | tee "$OUT/bench-lsmix.log"
+        verdict "bench lsmix: GPUs median_ms p90_ms min_ms split_fps frames_fps: $(grep -E "^1 " "$OUT/bench-lsmix.log" | head -1);" \
+            "8 handles: $(grep "8 handles" "$OUT/bench-lsmix.log" | awk '{print $(NF-1)}') frames/s"
         for f in $SIMF; do
             case $f in *1024x1024*) $B/tests/gpu/aurp-gpu-bench -p lsmix -g 1 -n 50 "$f" 2>&1 |
                 grep -E "^frame|^1 " | tee -a "$OUT/bench-lsmix-sim.log" ;; esac
@@ -78,10 +89,11 @@ for s in $steps; do
                     $AP pack -q --profile $prof --gpu "$list" -o "$W/$b.gpu" "$f" &&
                     cmp "$W/$b.cpu" "$W/$b.gpu" && $AP unpack -q -f -o "$W/$b.back" "$W/$b.gpu" &&
                     cmp "$f" "$W/$b.back" && echo "cli $b $prof: --gpu $list identical to --cpu, unpacks identically" ||
-                    { echo "cli $b $prof: FAILED"; status=1; }
+                    { verdict "cli $b $prof: FAILED"; status=1; }
                 rm -f "$W/$b.cpu" "$W/$b.gpu" "$W/$b.back"
             done
         done
+        verdict "cli: $(ls "$DATA"/*.fits $SIMF | wc -l) frames + a simulated one x 2 profiles checked (failures named above)"
         $AP bench --gpu "$list" "$W/sim1024.fits" 2>&1 | tee "$OUT/cli-bench-lsmix.log" | head -5
         $AP bench --profile paper --gpu "$list" "$W/sim1024.fits" 2>&1 | tee "$OUT/cli-bench.log" | head -5
         rm -rf "$W" ;;
@@ -152,4 +164,6 @@ PY
         tail -30 "$OUT/racediag.log" ;;
     esac
 done
+echo "== verdicts (status $status)"
+cat "$OUT/verdicts.txt"
 exit $status
