@@ -321,8 +321,10 @@ int lsx_cas_fit(lsx_view *v, const int32_t *e1, int16_t *ec, int threads);
 size_t lsx_header_len(int nctx, uint32_t nseg, int seg_lengths);
 /* The bytes of the cascade block after the thresholds (0 without the stage). */
 size_t lsx_cas_bytes(const lsx_view *v);
-/* The 24-byte header, the thresholds and the cascade block (not the segments' lengths). */
-void lsx_write_header(uint8_t *h, const lsx_view *v);
+/* The 24-byte header, the thresholds, the cascade block and, where the
+ * stream has them, the segments' lengths seg_len[0..nseg-1]; returns
+ * where the segments start (stream_header_len). */
+size_t lsx_write_header(uint8_t *h, const lsx_view *v, const uint32_t *seg_len);
 
 aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p,
                              int threads, uint8_t *out, size_t cap, size_t *out_len,

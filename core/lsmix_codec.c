@@ -81,7 +81,7 @@ static size_t stream_header_len(const lsx_view *v)
     return lsx_header_len(v->nctx, v->nseg, v->seg_lengths) + lsx_cas_bytes(v);
 }
 
-void lsx_write_header(uint8_t *h, const lsx_view *v)
+size_t lsx_write_header(uint8_t *h, const lsx_view *v, const uint32_t *seg_len)
 {
     memset(h, 0, LSX_HEADER);
     h[0] = AURP_PROFILE_LSMIX;
@@ -106,6 +106,10 @@ void lsx_write_header(uint8_t *h, const lsx_view *v)
         q += 2;
         for (int j = 0; j < LSX_CAS_NL; j++) q += aurp_put_varint(q, cas_zigzag(v->cas_w[j]));
     }
+    size_t pos = LSX_HEADER + 4 * (size_t)(v->nctx - 1) + lsx_cas_bytes(v);
+    if (v->seg_lengths)
+        for (uint32_t s = 0; s < v->nseg; s++, pos += 4) aurp_put_u32(h + pos, seg_len[s]);
+    return pos;
 }
 
 aurp_status lsx_parse_header(const uint8_t *in, size_t in_len, aurp_stream_view *sv,
@@ -183,8 +187,9 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
     uint64_t pixels = (uint64_t)v->W * v->H;
     uint64_t nseg = (pixels + ((uint64_t)1 << v->seg_log2) - 1) >> v->seg_log2;
     v->nseg = (uint32_t)nseg;
-    /* every segment has its 4-byte length and at least 4 bytes: checked
-     * before anything is allocated, and again behind the cascade block */
+    /* every segment has at least 4 bytes (and its 4-byte length where the
+     * stream has them): checked before anything is allocated, and again
+     * behind the cascade block */
     if ((st = segments_fit(nseg, v->seg_lengths, LSX_HEADER + 4 * (uint64_t)(v->nctx - 1), in_len, err)) != AURP_OK)
         return st;
     for (int i = 0; i < v->nctx - 1; i++) {
@@ -211,8 +216,9 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
         for (int j = 0; j < LSX_CAS_NR; j++) v->cas_wrev[LSX_CAS_NR - 1 - j] = v->cas_w[j];
         if ((st = segments_fit(nseg, v->seg_lengths, pos, in_len, err)) != AURP_OK) return st;
     }
-    v->body_len = in_len - stream_header_len(v);
-    v->segs = in + stream_header_len(v);
+    const size_t head = stream_header_len(v);
+    v->body_len = in_len - head;
+    v->segs = in + head;
     if (!v->seg_lengths) { /* the decoder checks every segment's end */
         v->seg_lens = NULL;
         return AURP_OK;
@@ -454,10 +460,7 @@ static size_t code_segments(enc_job *j, const lsx_view *v, const int32_t *res, c
 
 static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
 {
-    lsx_write_header(out, v);
-    size_t pos = LSX_HEADER + 4 * (size_t)(v->nctx - 1) + lsx_cas_bytes(v);
-    if (v->seg_lengths)
-        for (uint32_t s = 0; s < v->nseg; s++, pos += 4) aurp_put_u32(out + pos, j->seg_len[s]);
+    size_t pos = lsx_write_header(out, v, j->seg_len);
     for (uint32_t s = 0; s < v->nseg; s++) {
         memcpy(out + pos, j->seg_buf + (size_t)s * j->seg_cap, j->seg_len[s]);
         pos += j->seg_len[s];
@@ -723,7 +726,7 @@ typedef struct {
     int32_t *rows; /* residuals of rows m, m-1, m-2 */
     ctx_model *cm;
     ctx_rans_dec dec;
-    uint64_t seg_off, i;
+    uint64_t seg_off, i; /* seg_off: where the current segment starts in the body */
     /* the cascade: the blend's residuals e1, clipped, of rows ec_m0 ..
      * (ec_rows of them at most; row ec_m0 + r at ec + r * W) */
     int16_t *ec;
@@ -770,20 +773,15 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         if (n == d->bands[b].c1) aurp_wavefront_await(wf, m, ++b);
         if ((d->i & seg_mask) == 0) {
             uint32_t sidx = (uint32_t)(d->i >> v->seg_log2);
-            size_t len;
-            if (v->seg_lengths) {
-                if (sidx > 0 && ctx_rans_dec_finish(&d->dec) != 0) return -1;
-                len = aurp_get_u32(v->seg_lens + 4 * (size_t)sidx);
-            } else { /* the segment before ended where its coder came back to its initial state */
-                if (sidx > 0) {
-                    if (ctx_rans_dec_at_start_state(&d->dec) != 0) return -1;
-                    d->seg_off += d->dec.pos;
-                }
-                len = v->body_len - d->seg_off;
+            if (sidx > 0) { /* the segment before ends where its bytes were read */
+                if ((v->seg_lengths ? ctx_rans_dec_finish(&d->dec) : ctx_rans_dec_at_start_state(&d->dec)) != 0)
+                    return -1;
+                d->seg_off += d->dec.pos;
             }
-            if (len > v->body_len - d->seg_off || ctx_rans_dec_init(&d->dec, v->segs + d->seg_off, len) != 0)
-                return -1;
-            if (v->seg_lengths) d->seg_off += len;
+            /* without the lengths a segment may read the rest of the body;
+             * it ends where its coder comes back to its initial state */
+            const size_t len = v->seg_lengths ? aurp_get_u32(v->seg_lens + 4 * (size_t)sidx) : v->body_len - d->seg_off;
+            if (ctx_rans_dec_init(&d->dec, v->segs + d->seg_off, len) != 0) return -1;
         }
         if (ctx_refresh_due(d->i)) ctx_model_refresh(d->cm);
         int32_t emin = 0, z[4] = {0};

@@ -668,10 +668,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     const size_t head = lsx_header_len(v.nctx, nseg, v.seg_lengths) + lsx_cas_bytes(&v);
     if (head + body > cap)
         return aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small", W, H, cap);
-    lsx_write_header(out, &v);
-    size_t pos = head - (v.seg_lengths ? 4 * (size_t)nseg : 0);
-    if (v.seg_lengths)
-        for (uint32_t g = 0; g < nseg; g++, pos += 4) aurp_put_u32(out + pos, s->h_seg_len[g]);
+    const size_t pos = lsx_write_header(out, &v, s->h_seg_len);
     memcpy(out + pos, s->h_body, body);
     *out_len = pos + body;
     return AURP_OK;

@@ -44,19 +44,19 @@ for s in $steps; do
         verdict "test (GPU bytes = CPU bytes): $(grep passed "$OUT/test.log" | tail -1) rc=$rc"
         [ $rc -ne 0 ] && status=1 ;;
     memcheck | racecheck)
-        for tool in $s; do
-            echo "== compute-sanitizer --tool $tool (small frames)"
-            AURP_GPU_TEST_QUICK=1 AURP_GPU_TEST_DEVICES=1 compute-sanitizer --tool $tool --error-exitcode 9 \
-                $B/tests/gpu/test_gpu_encode >"$OUT/sanitize-$tool.log" 2>&1; rc=$?
-            verdict "$tool: $(grep passed "$OUT/sanitize-$tool.log" | tail -1);" \
-                "$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-$tool.log" | tail -1) rc=$rc"
-            [ $rc -ne 0 ] && status=1
-            AURP_GPU_TEST_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_gpu_dp \
-                >"$OUT/sanitize-dp-$tool.log" 2>&1; rc=$?
-            verdict "$tool (DP): $(grep passed "$OUT/sanitize-dp-$tool.log" | tail -1);" \
-                "$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-dp-$tool.log" | tail -1) rc=$rc"
-            [ $rc -ne 0 ] && status=1
-        done ;;
+        tool=$s
+        echo "== compute-sanitizer --tool $tool (small frames)"
+        AURP_GPU_TEST_QUICK=1 AURP_GPU_TEST_DEVICES=1 compute-sanitizer --tool $tool --error-exitcode 9 \
+            $B/tests/gpu/test_gpu_encode >"$OUT/sanitize-$tool.log" 2>&1; rc=$?
+        verdict "$tool: $(grep passed "$OUT/sanitize-$tool.log" | tail -1);" \
+            "$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-$tool.log" | tail -1) rc=$rc"
+        [ $rc -ne 0 ] && status=1
+        AURP_GPU_TEST_QUICK=1 compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_gpu_dp \
+            >"$OUT/sanitize-dp-$tool.log" 2>&1; rc=$?
+        verdict "$tool (DP): $(grep passed "$OUT/sanitize-dp-$tool.log" | tail -1);" \
+            "$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-dp-$tool.log" | tail -1) rc=$rc"
+        [ $rc -ne 0 ] && status=1
+        ;;
     bench)
         echo "== benchmark (simulated 1024x1024 spectrum): lsmix, then paper"
         $B/tests/gpu/aurp-gpu-bench -p lsmix -n 100 -j 2,4,8,16 2>&1 | tee "$OUT/bench-lsmix.log"
