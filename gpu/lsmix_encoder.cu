@@ -321,13 +321,14 @@ static cudaError_t trial_sums(lsx_gpu_state *s, uint32_t W, uint32_t H, int pipe
 
 /* Part 2, once part 1 is on the host: the weights (vc; *solved 0 where the
  * system is singular: no trial), and on stream on the final prediction,
- * the contexts of kind and the model, the estimate and contexts to the
- * host; where code, the rANS segments too (the trial is expected to win). */
+ * the contexts of kind (of the DP kind: the pipeline's DP candidate's,
+ * candidate dp_cand, as try_candidates takes them) and the model, the
+ * estimate and contexts to the host; where code, the rANS segments too
+ * (the trial is expected to win). */
 static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t nint,
-                               uint32_t nseg, int pipe, int kind, const uint16_t *ioff, int code, lsx_view *vc,
-                               int *solved, cudaStream_t on)
+                               uint32_t nseg, int pipe, int kind, int dp_cand, const uint16_t *ioff, int code,
+                               lsx_view *vc, int *solved, cudaStream_t on)
 {
-    const uint64_t px = (uint64_t)W * H;
     memset(vc, 0, sizeof *vc);
     vc->W = W, vc->H = H;
     *solved = lsx_cas_solve(s->cas_plan, (const int64_t *)s->h_cas,
@@ -340,7 +341,7 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
     *pc = (lsx_gpu_pipe){pipe > 0 ? 2 : 0, NULL, NULL, s->cas_res, s->emin[pipe], s->cas_act, s->cas_itok,
                          s->cas_itok_hist, s->cas_classes};
     /* the winner's context candidate on these residuals (try_candidates
-     * with only its bit: the DP's contexts found again) */
+     * with only its bit) */
     memset(hk, 0, sizeof *hk);
     hk->nctx = kind_nctx[kind];
     hk->use_classes = kind == KIND_DP ? 1 : kind_classes[kind];
@@ -352,10 +353,9 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
     if (rc == cudaSuccess) rc = lsx_gpu_finish_pipe(W, H, pc, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->cands + max_cand, hk, sizeof *hk, cudaMemcpyHostToDevice, on);
     if (rc == cudaSuccess && kind == KIND_DP) {
-        rc = lsx_gpu_thr_histogram(pc, px, s->thr_hist, on);
+        rc = cudaMemcpyAsync(s->cands + max_cand, s->cands + dp_cand, sizeof *hk, cudaMemcpyDeviceToDevice, on);
         if (rc == cudaSuccess)
-            rc = lsx_gpu_dp_contexts(s->thr_hist, s->cas_classes, 1, s->cands + max_cand, 1, s->dp_ok + NPIPE,
-                                     s->dp_scratch, on);
+            rc = cudaMemcpyAsync(s->dp_ok + NPIPE, s->dp_ok + pipe, sizeof(int), cudaMemcpyDeviceToDevice, on);
     }
     if (rc == cudaSuccess) rc = lsx_gpu_model(&cc, CTX_MAX, on);
     if (rc == cudaSuccess)
@@ -401,8 +401,9 @@ static void pipe_estimates(const lsx_gpu_state *s, choice_in *in, int i, int nk,
 /* Pipeline 2 after the fact, where the last frame's choice left it out
  * and this one's asks for it: the LS of forgetting 1, the row fits again
  * (their AL of that LS), the pipeline, its DP and models, and its part of
- * the choice.  The trial on the side stream is let finish first: it uses
- * the DP's scratch and histograms too. */
+ * the choice.  The trial on the side stream is let finish first: a rare
+ * path (the choice of set changed between frames), kept apart from the
+ * trial's work on this frame's planes without a case analysis. */
 static cudaError_t run_pipe2(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t ls_c1,
                              const lsx_params *par, const uint16_t *ioff, int nk, uint32_t nint, uint32_t nseg,
                              choice_in *in, cudaStream_t side, cudaStream_t st)
@@ -550,7 +551,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
      * into the DP candidates' contexts, on the device */
     CK(lsx_gpu_dp_contexts(s->thr_hist, s->info, npipe, s->cands + nk, nkc, s->dp_ok, s->dp_scratch, st));
     MARK(4);
-    if (spec) { /* the trial's DP, if any, reuses the DP's scratch */
+    if (spec) { /* a trial of the DP kind takes the DP's contexts */
         CK(cudaEventRecord(s->sync.fork, st));
         CK(cudaStreamWaitEvent(side, s->sync.fork, 0));
     }
@@ -561,8 +562,8 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     if (spec) /* the trial's sums are back: its model goes on while this one's estimates come back */
         CK(cudaStreamSynchronize(side));
     if (spec)
-        CK(trial_model(s, x, W, H, nint, nseg, s->guess_pipe, s->guess_kind, ioff, s->guess_cas, &vc, &solved,
-                       side));
+        CK(trial_model(s, x, W, H, nint, nseg, s->guess_pipe, s->guess_kind, s->guess_pipe * nkc + nk, ioff,
+                       s->guess_cas, &vc, &solved, side));
     /* what the choice and the header need: the estimates, each pipeline's
      * intensity classes and ioff, the DP candidates' contexts */
     CK(cudaMemcpyAsync(s->h_bits, s->bits, sizeof *s->h_bits * (size_t)ncand, cudaMemcpyDeviceToHost, st));
@@ -600,7 +601,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         if (!guessed) {
             CK(trial_sums(s, W, H, pipe, st));
             CK(cudaStreamSynchronize(st));
-            CK(trial_model(s, x, W, H, nint, nseg, pipe, kind, ioff, 0, &vc, &solved, st));
+            CK(trial_model(s, x, W, H, nint, nseg, pipe, kind, pipe * nkc + nk, ioff, 0, &vc, &solved, st));
             CK(cudaStreamSynchronize(st));
         }
         s->guess_pipe = pipe, s->guess_kind = kind;

@@ -58,8 +58,8 @@ Test(core_golden, streams_decode_and_reencode_identically)
         cr_assert_eq(aurp_pack(orig, olen, &r, w ? 1 : 0, &p, NULL, 2, again, cap, &len, &err), AURP_OK,
                      "%s: %s", name, err.msg);
         cr_assert(len == plen && memcmp(again, packed, plen) == 0,
-                  "%s: packing the original gives other bytes (%zu vs %zu): the format or the "
-                  "arithmetic changed",
+                  "%s: packing the original gives other bytes (%zu vs %zu): the format, the "
+                  "arithmetic or the encoder's choices changed",
                   name, len, plen);
         free(again);
         free(back);
