@@ -88,6 +88,7 @@ struct lsx_gpu_state {
         cudaStream_t side[2];
         cudaEvent_t fork, join, pipes_fork, pipe_done[2];
         cudaEvent_t bg_columns, join_rl; /* BG's column pass done; RL done (side[1]) */
+        cudaEvent_t dp_done;             /* the DP's contexts made (a trial of the DP kind takes them) */
     } sync;
     /* pinned host */
     uint8_t *h_stage;   /* pipes, cands, cand_pipe, as the device holds them */
@@ -139,6 +140,7 @@ void lsx_gpu_free(lsx_gpu_state *s)
     if (s->sync.bg_columns) cudaEventDestroy(s->sync.bg_columns);
     if (s->sync.join_rl) cudaEventDestroy(s->sync.join_rl);
     if (s->sync.pipes_fork) cudaEventDestroy(s->sync.pipes_fork);
+    if (s->sync.dp_done) cudaEventDestroy(s->sync.dp_done);
     free(s);
 }
 
@@ -231,6 +233,7 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     if (rc == cudaSuccess && !s->sync.join_rl) rc = cudaEventCreateWithFlags(&s->sync.join_rl, cudaEventDisableTiming);
     if (rc == cudaSuccess && !s->sync.pipes_fork)
         rc = cudaEventCreateWithFlags(&s->sync.pipes_fork, cudaEventDisableTiming);
+    if (rc == cudaSuccess && !s->sync.dp_done) rc = cudaEventCreateWithFlags(&s->sync.dp_done, cudaEventDisableTiming);
     if (rc == cudaSuccess) rc = lsx_gpu_init_tables(0);
     if (rc == cudaSuccess) rc = cudaDeviceSynchronize();
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_stage, 65536, cudaHostAllocPortable);
@@ -352,8 +355,10 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
     if (rc == cudaSuccess) rc = lsx_gpu_cas_final(x, s->res[pipe], s->cas_ec, W, H, s->cas_w, ioff, pc, on);
     if (rc == cudaSuccess) rc = lsx_gpu_finish_pipe(W, H, pc, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->cands + max_cand, hk, sizeof *hk, cudaMemcpyHostToDevice, on);
-    if (rc == cudaSuccess && kind == KIND_DP) {
-        rc = cudaMemcpyAsync(s->cands + max_cand, s->cands + dp_cand, sizeof *hk, cudaMemcpyDeviceToDevice, on);
+    if (rc == cudaSuccess && kind == KIND_DP) { /* (the rest of the trial does not wait for the DP) */
+        rc = cudaStreamWaitEvent(on, s->sync.dp_done, 0);
+        if (rc == cudaSuccess)
+            rc = cudaMemcpyAsync(s->cands + max_cand, s->cands + dp_cand, sizeof *hk, cudaMemcpyDeviceToDevice, on);
         if (rc == cudaSuccess)
             rc = cudaMemcpyAsync(s->dp_ok + NPIPE, s->dp_ok + pipe, sizeof(int), cudaMemcpyDeviceToDevice, on);
     }
@@ -550,11 +555,8 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     /* the DP (lsx_dp_contexts, from each pipeline's intensity classes)
      * into the DP candidates' contexts, on the device */
     CK(lsx_gpu_dp_contexts(s->thr_hist, s->info, npipe, s->cands + nk, nkc, s->dp_ok, s->dp_scratch, st));
+    CK(cudaEventRecord(s->sync.dp_done, st));
     MARK(4);
-    if (spec) { /* a trial of the DP kind takes the DP's contexts */
-        CK(cudaEventRecord(s->sync.fork, st));
-        CK(cudaStreamWaitEvent(side, s->sync.fork, 0));
-    }
     lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, LSX_PRIOR, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
                          s->table, s->slots, seg_slot, s->seg_len, s->bits};
     CK(lsx_gpu_model(&co, CTX_MAX, st));
