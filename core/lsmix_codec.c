@@ -485,8 +485,8 @@ static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
  * fits; best->len 0 if not), becomes the best, and sets *mask to its bit.
  * So the coder runs only for candidates that lead, and the GPU encoder,
  * which makes the same estimates, codes only the final winner. */
-static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, unsigned want, int pipe,
-                                  const int32_t *res, const uint32_t *act, const uint8_t *itok,
+static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, unsigned want,
+                                  const lsx_view *dp_given, lsx_view *dp_made, const int32_t *res, const uint32_t *act, const uint8_t *itok,
                                   uint8_t *ctx, ctx_model *snap, uint8_t *out, size_t cap,
                                   enc_best *best, unsigned *mask, aurp_error *err)
 {
@@ -505,20 +505,19 @@ static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, u
     memcpy(wide.ibnd, full.ibnd, sizeof wide.ibnd);
     /* candidate 4: activity thresholds and intensity bounds by the DP over
      * the histogram of (a16 bin, intensity token, residual token), starting
-     * from full's intensity classes (pipe >= 0: saved as the pipeline's);
-     * the cascade trial (pipe < 0) takes its pipeline's instead of a DP of
-     * its own: the cascade moves few residuals across the DP's cells (on
-     * the 26 frames of research round 17 the streams came out 0.001 % larger
-     * in all, -0.02 to +0.06 % by frame), and the trial is the GPU frame's
-     * longest path */
+     * from full's intensity classes, copied to *dp_made; or those of
+     * *dp_given: the cascade trial takes its pipeline's instead of a DP of
+     * its own (the cascade moves few residuals across the DP's cells: on
+     * the 26 frames of research round 17 the streams came out 0.001 %
+     * larger in all, -0.02 to +0.06 % by frame; and the trial is the GPU
+     * frame's longest path) */
     lsx_view dp = full;
     int have_dp = 0;
-    if ((want >> 4 & 1) && pipe < 0) {
-        const lsx_view *of = &j->dp_of[-pipe - 1];
-        dp.nctx = of->nctx;
-        memcpy(dp.thr, of->thr, sizeof dp.thr);
-        dp.nib = of->nib;
-        memcpy(dp.ibnd, of->ibnd, sizeof dp.ibnd);
+    if ((want >> 4 & 1) && dp_given) {
+        dp.nctx = dp_given->nctx;
+        memcpy(dp.thr, dp_given->thr, sizeof dp.thr);
+        dp.nib = dp_given->nib;
+        memcpy(dp.ibnd, dp_given->ibnd, sizeof dp.ibnd);
         have_dp = 1;
     } else if (want >> 4 & 1) {
         uint32_t *hist = malloc(sizeof *hist * LSX_THR_CELLS);
@@ -527,7 +526,7 @@ static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, u
             have_dp = lsx_dp_contexts(hist, LSX_DP_NCTX, LSX_NIB, threads, &dp) == 0;
         }
         free(hist);
-        if (have_dp) j->dp_of[pipe] = dp;
+        if (have_dp && dp_made) *dp_made = dp;
     }
     const lsx_view *cand[LSX_NCAND] = {&full, &wide, &activity, &v, &dp};
     for (int k = 0; k < LSX_NCAND; k++) {
@@ -572,8 +571,8 @@ static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int pipe, int t
         return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", v.W, v.H);
     *mask = 0;
     final_pass(&v, j->u, NULL, pl->p1, pl->emin, pl->res, pl->act, pl->itok);
-    return try_candidates(j, &v, threads, want, pipe, pl->res, pl->act, pl->itok, ctx, snap, out, cap, best, mask,
-                          err);
+    return try_candidates(j, &v, threads, want, NULL, &j->dp_of[pipe], pl->res, pl->act, pl->itok, ctx, snap, out,
+                          cap, best, mask, err);
 }
 
 /* The winner of try_residuals (pipeline pipe, set v0->set, context
@@ -589,8 +588,8 @@ static aurp_status try_cascade(enc_job *j, const lsx_view *v0, int pipe, int thr
     if (!lsx_cas_fit(&v, pl->e1, pl->ec, threads)) return AURP_OK;
     final_pass(&v, j->u, pl->ec, pl->p1, pl->emin, pl->res, pl->act, pl->itok);
     unsigned mask = 0;
-    return try_candidates(j, &v, threads, want, -pipe - 1, pl->res, pl->act, pl->itok, ctx, snap, out, cap, best,
-                          &mask, err);
+    return try_candidates(j, &v, threads, want, &j->dp_of[pipe], NULL, pl->res, pl->act, pl->itok, ctx, snap, out,
+                          cap, best, &mask, err);
 }
 
 /* The LS predictions of params lp into j->p_ls (all bands). */
