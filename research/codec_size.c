@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "aurp.h"
+#include "lab_encode.h"
 #include "lab_io.h"
 #include "lsmix.h"
 
@@ -29,18 +30,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: cannot read\n", argv[a]);
             return 1;
         }
-        aurp_params p;
-        aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
-        size_t cap = aurp_image_bound(W, H), len = 0;
-        uint8_t *out = malloc(cap);
-        aurp_error err;
-        if (lsx_image_encode(u, W, H, &p, threads, out, cap, &len, &err) != AURP_OK) {
-            fprintf(stderr, "%s: %s\n", argv[a], err.msg);
+        size_t len;
+        uint8_t *out = lab_lsmix_encode(u, W, H, threads, &len);
+        if (!out) {
+            fprintf(stderr, "%s: not encoded\n", argv[a]);
             return 1;
         }
         const char *ok = "";
         if (check) {
             uint16_t *back = malloc(sizeof *back * (size_t)W * H);
+            aurp_error err;
             ok = lsx_image_decode(out, len, W, H, threads, back, &err) == AURP_OK &&
                          memcmp(back, u, sizeof *back * (size_t)W * H) == 0
                      ? " decoded"

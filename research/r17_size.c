@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "aurp.h"
+#include "lab_encode.h"
 #include "lab_io.h"
 #include "lsmix.h"
 #include "r17_mrp.h"
@@ -14,12 +15,9 @@ int main(int argc, char **argv)
         uint32_t W, H;
         uint16_t *u = lab_load_fits(argv[a], &W, &H);
         if (!u) return 1;
-        aurp_params p;
-        aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
-        size_t cap = aurp_image_bound(W, H), len = 0;
-        uint8_t *out = malloc(cap);
-        aurp_error err;
-        if (lsx_image_encode(u, W, H, &p, 1, out, cap, &len, &err) != AURP_OK) return 1;
+        size_t len;
+        uint8_t *out = lab_lsmix_encode(u, W, H, 1, &len);
+        if (!out) return 1;
         const char *base = strrchr(argv[a], '/');
         printf("%-32s stream %9zu side %7.1f total %11.1f side2 %7.1f win %d cas %d design %.2fs est %llu %llu %llu %llu\n",
                base ? base + 1 : argv[a], len, r17_side, len + r17_side, r17_side2, r17_win, r17_win_cas, r17_design_s,

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "aurp.h"
+#include "lab_encode.h"
 #include "lab_io.h"
 #include "lsmix.h"
 
@@ -25,12 +26,11 @@ int main(int argc, char **argv)
     for (int a = 2; a < argc; a++) {
         uint32_t W, H;
         uint16_t *u = lab_load_fits(argv[a], &W, &H);
-        aurp_params p;
-        aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
-        size_t cap = aurp_image_bound(W, H), len = 0;
-        uint8_t *out = malloc(cap);
+        if (!u) return 1;
+        size_t len;
+        uint8_t *out = lab_lsmix_encode(u, W, H, 1, &len);
+        if (!out) return 1;
         aurp_error err;
-        if (lsx_image_encode(u, W, H, &p, 1, out, cap, &len, &err) != AURP_OK) return 1;
         uint16_t *back = malloc(sizeof *back * (size_t)W * H);
         double best = 1e9;
         for (int r = 0; r < R; r++) {
