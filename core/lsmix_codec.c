@@ -486,9 +486,9 @@ static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
  * So the coder runs only for candidates that lead, and the GPU encoder,
  * which makes the same estimates, codes only the final winner. */
 static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, unsigned want,
-                                  const lsx_view *dp_given, lsx_view *dp_made, const int32_t *res, const uint32_t *act, const uint8_t *itok,
-                                  uint8_t *ctx, ctx_model *snap, uint8_t *out, size_t cap,
-                                  enc_best *best, unsigned *mask, aurp_error *err)
+                                  const lsx_view *dp_given, lsx_view *dp_made, const int32_t *res,
+                                  const uint32_t *act, const uint8_t *itok, uint8_t *ctx, ctx_model *snap,
+                                  uint8_t *out, size_t cap, enc_best *best, unsigned *mask, aurp_error *err)
 {
     const uint64_t pixels = (uint64_t)v0->W * v0->H;
     lsx_view v = *v0;
