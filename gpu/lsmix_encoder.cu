@@ -399,7 +399,8 @@ static void pipe_estimates(const lsx_gpu_state *s, choice_in *in, int i, int nk,
     in->have_dp[i] = s->h_dp_ok[i];
     for (int p = 0; p < nkc; p++) {
         const int c = i * nkc + p;
-        in->est[i * NKIND + kind_at(nk, p)] = lsx_stream_estimate(s->h_bits[c], lsx_header_len(hc[c].nctx, nseg, LSX_SEG_LENGTHS), nseg);
+        const size_t head = lsx_header_len(hc[c].nctx, nseg, LSX_SEG_LENGTHS);
+        in->est[i * NKIND + kind_at(nk, p)] = lsx_stream_estimate(s->h_bits[c], head, nseg);
     }
 }
 
@@ -610,9 +611,8 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         const lsx_gpu_cand *hk = &hc[max_cand];
         if (solved && (kind != KIND_DP || s->h_dp_ok[NPIPE])) {
             vc.nctx = hk->nctx;
-            const uint64_t est =
-                lsx_stream_estimate(s->h_bits[max_cand], lsx_header_len(vc.nctx, nseg, LSX_SEG_LENGTHS) + lsx_cas_bytes(&vc),
-                                    nseg);
+            const size_t head = lsx_header_len(vc.nctx, nseg, LSX_SEG_LENGTHS) + lsx_cas_bytes(&vc);
+            const uint64_t est = lsx_stream_estimate(s->h_bits[max_cand], head, nseg);
             if (est < best) best = est, cas_won = 1, c = max_cand, cas_coded = guessed && s->guess_cas;
         }
         s->guess_cas = cas_won;
