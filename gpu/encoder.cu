@@ -30,6 +30,7 @@
 
 struct gpu_device {
     int ordinal;
+    int sms;           /* streaming multiprocessors */
     cudaStream_t stream;
     cudaEvent_t band_done;
     uint8_t *be;       /* frame as given, big-endian */
@@ -45,6 +46,7 @@ struct gpu_device {
 
 struct aurp_gpu {
     int ndev;
+    int lsx_split_all; /* tests only: lsmix frames split over every device, as wide as they are */
     struct gpu_device dev[AURP_GPU_MAX_DEVICES];
     uint32_t max_w, max_h;
     size_t max_px;
@@ -135,6 +137,9 @@ extern "C" aurp_status aurp_gpu_open(const int *devices, int ndevices, uint32_t 
     aurp_gpu *g = (aurp_gpu *)calloc(1, sizeof *g);
     if (!g) return aurp_fail(err, AURP_ERR_NOMEM, "gpu: out of memory");
     g->ndev = ndevices;
+    /* AURP_GPU_TEST_LSMIX_SPLIT_ALL (tests only): every device's band code
+     * runs on frames narrower than lsx_split_devices would split */
+    g->lsx_split_all = getenv("AURP_GPU_TEST_LSMIX_SPLIT_ALL") != NULL;
     g->max_w = max_width;
     g->max_h = max_height;
     g->max_px = (size_t)max_width * max_height;
@@ -158,6 +163,7 @@ extern "C" aurp_status aurp_gpu_open(const int *devices, int ndevices, uint32_t 
         struct gpu_device *d = &g->dev[i];
         d->ordinal = devices[i];
         OPEN_CK(d->ordinal, cudaSetDevice(d->ordinal));
+        OPEN_CK(d->ordinal, cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, d->ordinal));
         OPEN_CK(d->ordinal, cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking));
         OPEN_CK(d->ordinal, cudaEventCreateWithFlags(&d->band_done, cudaEventDisableTiming));
         uint32_t c0, c1, widest = 0;
@@ -275,27 +281,50 @@ static void read_stage_times(aurp_gpu *g)
 }
 
 /* The lsmix column split: device g > 0 unpacks the frame, makes the column
- * means and solves both trainings' LS of its band [c0, c1) (its training
- * windows reach M/2 columns to each side, read from its own copy of the
- * frame), and sends the band to device 0's LS planes; device 0 waits for
- * every band before the stages that read them. */
+ * means and solves the LS of its band [c0, c1) (its training windows reach
+ * M/2 columns to each side, read from its own copy of the frame) of the
+ * trainings device 0 solves for this frame (both, or forgetting 2's alone
+ * where pipeline 2 waits for the choice), and sends the band to device 0's
+ * LS planes; device 0 waits for every band before the stages that read
+ * them. */
 typedef struct {
     aurp_gpu *g;
     uint32_t W, H;
+    int nband; /* devices 0..nband-1 */
     lsx_params par[2];
 } lsx_split;
 
-static cudaError_t lsx_other_bands(void *arg, double *const *ls, cudaStream_t st0)
+/* How many of the handle's devices the lsmix column split uses for a frame
+ * W columns wide.  Only the LS stage is split, and its latency is one LS
+ * block's walk down all the rows (LSX_GPU_LS_COLUMNS columns a block, one
+ * block an SM) as long as the device has an SM for every block: more
+ * devices shorten it only where one has fewer SMs than the frame has
+ * blocks; where it has an SM for each, the split adds the other devices'
+ * copies and makes the LS stage no shorter (on four H200s the 1024-wide
+ * bench frame took 3.90 ms split over 2-4 devices against 3.29 on one,
+ * when the bands still carried both trainings).  So a 1024-wide frame (128
+ * blocks) stays on device 0 of a 132-SM card, and a 2112-wide one (264) is
+ * split over two.  The bytes do not depend on it. */
+static int lsx_split_devices(const aurp_gpu *g, uint32_t W)
+{
+    if (g->lsx_split_all) return g->ndev;
+    const uint32_t blocks = (W + LSX_GPU_LS_COLUMNS - 1) / LSX_GPU_LS_COLUMNS;
+    const uint32_t sms = g->dev[0].sms > 0 ? (uint32_t)g->dev[0].sms : 1;
+    const uint32_t want = (blocks + sms - 1) / sms;
+    return want < (uint32_t)g->ndev ? (int)want : g->ndev;
+}
+
+static cudaError_t lsx_other_bands(void *arg, double *const *ls, int nls, cudaStream_t st0)
 {
     lsx_split *sp = (lsx_split *)arg;
     aurp_gpu *g = sp->g;
     const uint32_t W = sp->W, H = sp->H;
     const size_t px = (size_t)W * H;
     cudaError_t rc = cudaSuccess;
-    for (int i = 1; i < g->ndev && rc == cudaSuccess; i++) {
+    for (int i = 1; i < sp->nband && rc == cudaSuccess; i++) {
         struct gpu_device *d = &g->dev[i];
         uint32_t c0, c1;
-        band_of(W, i, g->ndev, &c0, &c1);
+        band_of(W, i, sp->nband, &c0, &c1);
         if (c1 <= c0) continue;
         const size_t bw = c1 - c0;
         if ((rc = cudaSetDevice(d->ordinal)) != cudaSuccess) break;
@@ -312,9 +341,9 @@ static cudaError_t lsx_other_bands(void *arg, double *const *ls, cudaStream_t st
         if (rc == cudaSuccess) rc = gpu_unpack(d->be, d->x, px, d->stream);
         if (rc == cudaSuccess) rc = lsx_gpu_column_means(d->x, W, H, d->lsx_cm, d->lsx_cm + px, d->stream);
         if (rc == cudaSuccess)
-            rc = lsx_gpu_ls_predict(d->x, d->lsx_cm, d->lsx_cm + px, W, H, c0, c1, sp->par, 2, band, bw, c0,
+            rc = lsx_gpu_ls_predict(d->x, d->lsx_cm, d->lsx_cm + px, W, H, c0, c1, sp->par, nls, band, bw, c0,
                                     d->stream);
-        for (int l = 0; l < 2 && rc == cudaSuccess; l++) {
+        for (int l = 0; l < nls && rc == cudaSuccess; l++) {
             cudaMemcpy3DPeerParms cp;
             memset(&cp, 0, sizeof cp);
             cp.srcPtr = make_cudaPitchedPtr(band[l], 8 * bw, 8 * bw, H);
@@ -329,16 +358,17 @@ static cudaError_t lsx_other_bands(void *arg, double *const *ls, cudaStream_t st
     cudaError_t rs = cudaSetDevice(g->dev[0].ordinal);
     if (rc != cudaSuccess) return rc;
     if (rs != cudaSuccess) return rs;
-    for (int i = 1; i < g->ndev; i++) {
+    for (int i = 1; i < sp->nband; i++) {
         uint32_t c0, c1;
-        band_of(W, i, g->ndev, &c0, &c1);
+        band_of(W, i, sp->nband, &c0, &c1);
         if (c1 > c0 && (rc = cudaStreamWaitEvent(st0, g->dev[i].band_done, 0)) != cudaSuccess) return rc;
     }
     return cudaSuccess;
 }
 
 /* The lsmix profile: the frame to device 0, which does every stage
- * (lsmix_encoder.cu) but the LS of the other devices' bands. */
+ * (lsmix_encoder.cu) but the LS of the other devices' bands, where the
+ * frame is split (lsx_split_devices). */
 static aurp_status encode_lsmix(aurp_gpu *g, uint32_t W, uint32_t H, const aurp_params *p, uint8_t *out,
                                 size_t cap, size_t *out_len, aurp_error *err)
 {
@@ -348,12 +378,13 @@ static aurp_status encode_lsmix(aurp_gpu *g, uint32_t W, uint32_t H, const aurp_
     MARK(0);
     CK(d->ordinal, cudaMemcpyAsync(d->be, g->h_in, 2 * px, cudaMemcpyHostToDevice, d->stream));
     CK(d->ordinal, gpu_unpack(d->be, d->x, px, d->stream));
+    const int nband = lsx_split_devices(g, W);
     uint32_t c0, c1;
-    band_of(W, 0, g->ndev, &c0, &c1);
-    lsx_split sp = {g, W, H, {{p->order, p->equations, LSX_FORGET, LSX_RIDGE},
-                              {p->order, p->equations, LSX_ROW_FORGET, LSX_RIDGE}}};
+    band_of(W, 0, nband, &c0, &c1);
+    lsx_split sp = {g, W, H, nband, {{p->order, p->equations, LSX_FORGET, LSX_RIDGE},
+                                     {p->order, p->equations, LSX_ROW_FORGET, LSX_RIDGE}}};
     aurp_status st = lsx_gpu_encode(&g->lsx, g->label, d->stream, g->profile ? g->ev : NULL, d->x, W, H,
-                                    p->order, p->equations, c1, g->ndev > 1 ? lsx_other_bands : NULL, &sp, out,
+                                    p->order, p->equations, c1, nband > 1 ? lsx_other_bands : NULL, &sp, out,
                                     cap, out_len, err);
     if (st == AURP_OK && g->profile) {
         read_stage_times(g);

@@ -410,14 +410,15 @@ static void pipe_estimates(const lsx_gpu_state *s, choice_in *in, int i, int nk,
  * the choice.  The trial on the side stream is let finish first: a rare
  * path (the choice of set changed between frames), kept apart from the
  * trial's work on this frame's planes without a case analysis. */
-static cudaError_t run_pipe2(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t ls_c1,
-                             const lsx_params *par, const uint16_t *ioff, int nk, uint32_t nint, uint32_t nseg,
+static cudaError_t run_pipe2(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, const lsx_params *par, const uint16_t *ioff, int nk, uint32_t nint, uint32_t nseg,
                              choice_in *in, cudaStream_t side, cudaStream_t st)
 {
     const int nkc = nk + 1, c0 = 2 * nkc;
     lsx_gpu_cand *hc = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * (NPIPE + 1));
     cudaError_t rc = cudaStreamSynchronize(side);
-    if (rc == cudaSuccess) rc = lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par + 1, 1, s->ls + 1, W, 0, st);
+    /* every column here, also those a column split's bands would have
+     * solved: they solved forgetting 2's training alone */
+    if (rc == cudaSuccess) rc = lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, W, par + 1, 1, s->ls + 1, W, 0, st);
     if (rc == cudaSuccess)
         rc = lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, s->af, s->rv, s->al[0], s->al[1], st);
     if (rc == cudaSuccess) rc = pipe_residuals(s, x, W, H, 2, ioff, st);
@@ -476,8 +477,8 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
      * pipeline 1 beats pipeline 0; a station's consecutive frames mostly
      * agree, so where the last frame's did not, this one's LS of
      * forgetting 1 and pipeline 2 wait for the choice to ask for them
-     * (run_pipe2).  The column split's bands carry both LS: not there. */
-    const int npipe = s->skip_p2 && !bands ? 2 : NPIPE;
+     * (run_pipe2; on device 0 alone, also where the frame is split). */
+    const int npipe = s->skip_p2 ? 2 : NPIPE;
     const int ncand = npipe * nkc;
     MARK(1);
     if (s->staged_nk != nk) {
@@ -519,7 +520,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(lsx_gpu_ioff(s->pxhist, px, ioff, st));
     CK(lsx_gpu_column_means(x, W, H, s->cma, s->cmb, st));
     CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par, npipe == NPIPE ? 2 : 1, s->ls, W, 0, st));
-    if (bands) CK(bands(bands_ctx, s->ls, st));
+    if (bands) CK(bands(bands_ctx, s->ls, npipe == NPIPE ? 2 : 1, st));
     MARK(2);
     CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[npipe == NPIPE], W, H, s->af, s->rv, s->al[0],
                         s->al[1], st));
@@ -588,7 +589,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     try_pipe(&in, 1, mask, &best_est, &pick, &mask);
     s->skip_p2 = mask == 0;
     if (mask != 0) {
-        if (npipe < NPIPE) CK(run_pipe2(s, x, W, H, ls_c1, par, ioff, nk, nint, nseg, &in, side, st));
+        if (npipe < NPIPE) CK(run_pipe2(s, x, W, H, par, ioff, nk, nint, nseg, &in, side, st));
         try_pipe(&in, 2, ~0u, &best_est, &pick, &mask);
     }
     const int pipe = pick / NKIND, kind = pick % NKIND;

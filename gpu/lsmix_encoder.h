@@ -12,10 +12,11 @@
 typedef struct lsx_gpu_state lsx_gpu_state;
 
 /* The column split: device 0 solves the LS of columns [0, ls_c1) itself;
- * bands(ctx, ls, st) has the other devices solve the rest of both LS
- * planes ls[0], ls[1] (device 0 memory, W doubles a row) and makes stream
- * st wait for them (NULL when device 0 does every column). */
-typedef cudaError_t (*lsx_gpu_bands_fn)(void *ctx, double *const *ls, cudaStream_t st);
+ * bands(ctx, ls, nls, st) has the other devices solve the rest of the LS
+ * planes ls[0..nls-1] (device 0 memory, W doubles a row; nls 2: both
+ * trainings, 1: forgetting 2's alone) and makes stream st wait for them
+ * (NULL when device 0 does every column). */
+typedef cudaError_t (*lsx_gpu_bands_fn)(void *ctx, double *const *ls, int nls, cudaStream_t st);
 
 /* Encodes the W x H pixels x (device memory, u = bits ^ 0x8000) with K
  * lags and window M into out: the bytes lsx_image_encode writes.  *state

@@ -104,7 +104,7 @@ cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int3
 
 /* ---- LS predictions (lsmix_predict.c: training sums, ridge LDL^T) ------- */
 
-#define LS_TC 8          /* columns per block */
+#define LS_TC LSX_GPU_LS_COLUMNS /* columns per block */
 #define LS_THREADS 256
 #define LS_ROWS_MAX 16   /* rows per chunk: 2 trainings x 16 rows x 8 columns = 256 solves, one a thread */
 #define LS_SMEM_BUDGET (210 * 1024)

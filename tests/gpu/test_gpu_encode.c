@@ -18,6 +18,20 @@
 
 static int cpu_threads = 8;
 
+/* A handle over every device with the lsmix column split forced
+ * (AURP_GPU_TEST_LSMIX_SPLIT_ALL): a handle splits only the frames wider
+ * than its first device's SMs take in one pass of LS blocks (encoder.cu
+ * lsx_split_devices), so this one makes every device's band run on the
+ * frames here too.  It follows the others in the main handles' list, for
+ * lsmix only. */
+static aurp_gpu *forced_split;
+static const char *handle_name(const aurp_gpu *h)
+{
+    static char name[8 * AURP_GPU_MAX_DEVICES + 16];
+    snprintf(name, sizeof name, "%s%s", aurp_gpu_label(h), h == forced_split ? " split forced" : "");
+    return name;
+}
+
 /* A crash names where it happened (addresses for addr2line -f -e). */
 static void on_fatal_signal(int sig)
 {
@@ -38,10 +52,13 @@ static int skip_frame(const gpu_frame *f)
     return only && *only && !strstr(f->name, only);
 }
 
-/* One frame, one profile and parameter set, every device count 1..ndev.
- * Returns the lsmix predictor set the CPU encoder chose (-1: none). */
+/* One frame, one profile and parameter set, every device count 1..ndev
+ * (handles[0..ndev-1]; for lsmix also handles[ndev], the forced split,
+ * unless NULL). Returns the lsmix predictor set the CPU encoder chose (-1:
+ * none). */
 static int check_profile(aurp_gpu **handles, int ndev, const gpu_frame *f, int profile, int N, int M, int T)
 {
+    const int nh = ndev + (profile == AURP_PROFILE_LSMIX && handles[ndev] != NULL);
     if (skip_frame(f)) return -1;
     const char *pn = aurp_profile_name(profile);
     if (getenv("AURP_GPU_TEST_TRACE")) printf("case %s %s N=%d M=%d T=%d\n", f->name, pn, N, M, T);
@@ -54,20 +71,21 @@ static int check_profile(aurp_gpu **handles, int ndev, const gpu_frame *f, int p
     aurp_error err = {{0}};
     aurp_status st = aurp_image_encode(f->be16, f->width, f->height, &p, cpu_threads, ref, cap, &ref_len, &err);
     CHECK(st == AURP_OK, "%s %s N=%d M=%d T=%d: CPU encode: %s", f->name, pn, N, M, T, err.msg);
-    for (int g = 1; st == AURP_OK && g <= ndev; g++) {
+    for (int g = 1; st == AURP_OK && g <= nh; g++) {
+        const char *hn = handle_name(handles[g - 1]);
         size_t got_len = 0;
         memset(got, 0xA5, cap);
         aurp_status gs = aurp_gpu_encode(handles[g - 1], f->be16, f->width, f->height, &p, got, cap, &got_len, &err);
-        CHECK(gs == AURP_OK, "%s %s N=%d M=%d T=%d G=%d: GPU encode: %s", f->name, pn, N, M, T, g, err.msg);
+        CHECK(gs == AURP_OK, "%s %s N=%d M=%d T=%d %s: GPU encode: %s", f->name, pn, N, M, T, hn, err.msg);
         if (gs != AURP_OK) continue;
         size_t diff = 0;
         while (diff < ref_len && diff < got_len && ref[diff] == got[diff]) diff++;
         CHECK(got_len == ref_len && diff == ref_len,
-              "%s %s N=%d M=%d T=%d G=%d: GPU stream %zu bytes, CPU %zu, first difference at byte %zu",
-              f->name, pn, N, M, T, g, got_len, ref_len, diff);
+              "%s %s N=%d M=%d T=%d %s: GPU stream %zu bytes, CPU %zu, first difference at byte %zu",
+              f->name, pn, N, M, T, hn, got_len, ref_len, diff);
         aurp_status ds = aurp_image_decode(got, got_len, f->width, f->height, cpu_threads, back, &err);
         CHECK(ds == AURP_OK && memcmp(back, f->be16, 2 * (size_t)f->width * f->height) == 0,
-              "%s %s N=%d M=%d T=%d G=%d: CPU decode of the GPU stream: %s", f->name, pn, N, M, T, g,
+              "%s %s N=%d M=%d T=%d %s: CPU decode of the GPU stream: %s", f->name, pn, N, M, T, hn,
               ds == AURP_OK ? "pixels differ" : err.msg);
     }
     char chosen[32] = "";
@@ -77,8 +95,9 @@ static int check_profile(aurp_gpu **handles, int ndev, const gpu_frame *f, int p
         snprintf(chosen, sizeof chosen, " set %d f %d", ref[22], ref[12]);
         set = ref[22];
     }
-    printf("  %-34s %-6s %5ux%-5u N=%-2d M=%-2d T=%-3d %zu bytes (%.3f bpp)%s, G=1..%d\n", f->name, pn, f->width,
-           f->height, N, M, T, ref_len, 8.0 * ref_len / ((double)f->width * f->height), chosen, ndev);
+    printf("  %-34s %-6s %5ux%-5u N=%-2d M=%-2d T=%-3d %zu bytes (%.3f bpp)%s, G=1..%d%s\n", f->name, pn, f->width,
+           f->height, N, M, T, ref_len, 8.0 * ref_len / ((double)f->width * f->height), chosen, ndev,
+           nh > ndev ? " and split forced" : "");
     free(ref), free(got), free(back);
     return set;
 }
@@ -122,7 +141,7 @@ int main(int argc, char **argv)
     printf("GPU tests on %d device(s)%s\n", ndev, same ? " (all device 0: the column split on one GPU)" : "");
 
     /* handle g-1 splits every frame over devices 0..g-1 */
-    aurp_gpu *handles[AURP_GPU_MAX_DEVICES] = {0};
+    aurp_gpu *handles[AURP_GPU_MAX_DEVICES + 1] = {0};
     int ids[AURP_GPU_MAX_DEVICES];
     for (int i = 0; i < ndev; i++) ids[i] = same ? 0 : i;
     aurp_error err = {{0}};
@@ -133,6 +152,17 @@ int main(int argc, char **argv)
             printf("%d passed, %d failed\n", passed, failed);
             return 1;
         }
+    }
+    if (ndev > 1) {
+        setenv("AURP_GPU_TEST_LSMIX_SPLIT_ALL", "1", 1);
+        aurp_status st = aurp_gpu_open(ids, ndev, 2112, 1024, &handles[ndev], &err);
+        unsetenv("AURP_GPU_TEST_LSMIX_SPLIT_ALL");
+        CHECK(st == AURP_OK, "open %d devices, the lsmix split forced: %s", ndev, err.msg);
+        if (st != AURP_OK) {
+            printf("%d passed, %d failed\n", passed, failed);
+            return 1;
+        }
+        forced_split = handles[ndev];
     }
 
     /* limits are refused before any work, with a reason */
@@ -190,7 +220,8 @@ int main(int argc, char **argv)
             const int i = k < argc - 1 ? 1 + k : 2 * (argc - 1) - k;
             gpu_frame f;
             if (gpu_frame_read_fits(argv[i], &f, why, sizeof why) != 0) continue;
-            const int set = check_lsmix(&seq, 1, &f, 6, 9);
+            aurp_gpu *one[2] = {seq, NULL}; /* no forced split after it */
+            const int set = check_lsmix(one, 1, &f, 6, 9);
             if (last >= 0 && set >= 0 && (set == 0) != (last == 0)) changes++;
             if (set >= 0) last = set;
             gpu_frame_free(&f);
@@ -273,7 +304,7 @@ int main(int argc, char **argv)
         free(small);
         gpu_frame_free(&f);
     }
-    for (int g = 0; g < ndev; g++) aurp_gpu_close(handles[g]);
+    for (int g = 0; g <= ndev; g++) aurp_gpu_close(handles[g]);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
