@@ -294,24 +294,13 @@ typedef struct {
     lsx_params par[2];
 } lsx_split;
 
-/* How many of the handle's devices the lsmix column split uses for a frame
- * W columns wide.  Only the LS stage is split, and its latency is one LS
- * block's walk down all the rows (LSX_GPU_LS_COLUMNS columns a block, one
- * block an SM) as long as the device has an SM for every block: more
- * devices shorten it only where one has fewer SMs than the frame has
- * blocks; where it has an SM for each, the split adds the other devices'
- * copies and makes the LS stage no shorter (on four H200s the 1024-wide
- * bench frame took 3.90 ms split over 2-4 devices against 3.29 on one,
- * when the bands still carried both trainings).  So a 1024-wide frame (128
- * blocks) stays on device 0 of a 132-SM card, and a 2112-wide one (264) is
- * split over two.  The bytes do not depend on it. */
+/* The devices the lsmix column split uses for a frame W columns wide
+ * (lsmix_split.h: as many as its LS blocks need passes of device 0's SMs;
+ * a 1024-wide frame stays on device 0 of a 132-SM card, a 2112-wide one
+ * goes to two), or every device where the tests force it. */
 static int lsx_split_devices(const aurp_gpu *g, uint32_t W)
 {
-    if (g->lsx_split_all) return g->ndev;
-    const uint32_t blocks = (W + LSX_GPU_LS_COLUMNS - 1) / LSX_GPU_LS_COLUMNS;
-    const uint32_t sms = g->dev[0].sms > 0 ? (uint32_t)g->dev[0].sms : 1;
-    const uint32_t want = (blocks + sms - 1) / sms;
-    return want < (uint32_t)g->ndev ? (int)want : g->ndev;
+    return g->lsx_split_all ? g->ndev : lsx_split_count(W, g->dev[0].sms, g->ndev);
 }
 
 static cudaError_t lsx_other_bands(void *arg, double *const *ls, int nls, cudaStream_t st0)

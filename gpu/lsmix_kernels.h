@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "lsmix.h"
+#include "lsmix_split.h" /* LSX_GPU_LS_COLUMNS */
 
 /* Per-pixel planes of one frame (device 0 holds them all). */
 typedef struct {
@@ -80,12 +81,6 @@ cudaError_t lsx_gpu_ioff(const uint32_t *hist, uint64_t px, uint16_t *ioff, cuda
 
 cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int32_t *cma, int32_t *cmb,
                                  cudaStream_t st);
-
-/* Columns a block of the LS kernel takes: its blocks walk every row of
- * their columns one after another, one block an SM, so the LS stage of a
- * frame W columns wide lasts one block's walk while the device has
- * ceil(W / LSX_GPU_LS_COLUMNS) SMs, and more where it has fewer. */
-#define LSX_GPU_LS_COLUMNS 8
 
 /* LS predictions of the columns [c0, c1), rows 1..H-1, for nls (1 or 2)
  * parameter sets p[] that differ only in the forgetting shift, into
