@@ -410,8 +410,9 @@ static void pipe_estimates(const lsx_gpu_state *s, choice_in *in, int i, int nk,
  * the choice.  The trial on the side stream is let finish first: a rare
  * path (the choice of set changed between frames), kept apart from the
  * trial's work on this frame's planes without a case analysis. */
-static cudaError_t run_pipe2(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, const lsx_params *par, const uint16_t *ioff, int nk, uint32_t nint, uint32_t nseg,
-                             choice_in *in, cudaStream_t side, cudaStream_t st)
+static cudaError_t run_pipe2(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, const lsx_params *par,
+                             const uint16_t *ioff, int nk, uint32_t nint, uint32_t nseg, choice_in *in,
+                             cudaStream_t side, cudaStream_t st)
 {
     const int nkc = nk + 1, c0 = 2 * nkc;
     lsx_gpu_cand *hc = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * (NPIPE + 1));
@@ -505,19 +506,23 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     cudaStream_t side = s->sync.side[0];
     /* BG's column pass, then on side[0] its row pass and on side[1] RL,
      * which reads only the column pass's levels and scales: both beside
-     * the LS stage, on the SMs its blocks leave */
+     * the LS stage, on the SMs its blocks leave.  The intensity offset
+     * (read first by the pipelines) on side[1] too, off the LS stage's
+     * path: the pixel histogram while the column means run, the quantile
+     * (one block) after RL, when the LS blocks already hold their SMs. */
     cudaStream_t side_rl = s->sync.side[1];
     CK(cudaEventRecord(s->sync.fork, st));
     CK(cudaStreamWaitEvent(side, s->sync.fork, 0));
+    CK(cudaStreamWaitEvent(side_rl, s->sync.fork, 0));
     CK(lsx_gpu_bg_columns(x, W, H, s->bg_c, s->bg_s, s->bg_w, side));
     CK(cudaEventRecord(s->sync.bg_columns, side));
+    CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, side_rl));
     CK(cudaStreamWaitEvent(side_rl, s->sync.bg_columns, 0));
     CK(lsx_gpu_bg_rows(x, W, H, s->bg_c, s->bg_s, s->bg_w, s->bg, side));
     CK(cudaEventRecord(s->sync.join, side));
     CK(lsx_gpu_rl(x, W, H, s->bg_c, s->bg_s, s->rl[0], s->rl[1], side_rl));
+    CK(lsx_gpu_ioff(s->pxhist, px, ioff, side_rl));
     CK(cudaEventRecord(s->sync.join_rl, side_rl));
-    CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, st));
-    CK(lsx_gpu_ioff(s->pxhist, px, ioff, st));
     CK(lsx_gpu_column_means(x, W, H, s->cma, s->cmb, st));
     CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par, npipe == NPIPE ? 2 : 1, s->ls, W, 0, st));
     if (bands) CK(bands(bands_ctx, s->ls, npipe == NPIPE ? 2 : 1, st));
