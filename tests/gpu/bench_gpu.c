@@ -131,8 +131,8 @@ int main(int argc, char **argv)
     static const char *paper_stage[] = {"H2D frame", "unpack+lag sums", "solve+residuals(+gather)",
                                         "histogram+D2H", "plan(host)+table H2D", "rANS+scan+compact",
                                         "D2H body"};
-    static const char *lsmix_stage[] = {"H2D frame+unpack",      "ioff+column means+LS f=2,1",
-                                        "row fits (+BG wait)",   "3 pipelines' residuals",
+    static const char *lsmix_stage[] = {"H2D frame+unpack",      "column means+LS f=2,1",
+                                        "row fits (+side waits)", "3 pipelines' residuals",
                                         "contexts+counts+tables+est", "choice+cascade trial",
                                         "rANS (winner)+gather+D2H"};
     const char **stage = bench_profile == AURP_PROFILE_LSMIX ? lsmix_stage : paper_stage;
