@@ -480,6 +480,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
      * forgetting 1 and pipeline 2 wait for the choice to ask for them
      * (run_pipe2; on device 0 alone, also where the frame is split). */
     const int npipe = s->skip_p2 ? 2 : NPIPE;
+    const int nls = npipe == NPIPE ? 2 : 1; /* the LS trainings solved before the choice */
     const int ncand = npipe * nkc;
     MARK(1);
     if (s->staged_nk != nk) {
@@ -524,10 +525,10 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(lsx_gpu_ioff(s->pxhist, px, ioff, side_rl));
     CK(cudaEventRecord(s->sync.join_rl, side_rl));
     CK(lsx_gpu_column_means(x, W, H, s->cma, s->cmb, st));
-    CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par, npipe == NPIPE ? 2 : 1, s->ls, W, 0, st));
-    if (bands) CK(bands(bands_ctx, s->ls, npipe == NPIPE ? 2 : 1, st));
+    CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par, nls, s->ls, W, 0, st));
+    if (bands) CK(bands(bands_ctx, s->ls, nls, st));
     MARK(2);
-    CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[npipe == NPIPE], W, H, s->af, s->rv, s->al[0],
+    CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[nls - 1], W, H, s->af, s->rv, s->al[0],
                         s->al[1], st));
     CK(cudaStreamWaitEvent(st, s->sync.join, 0));
     CK(cudaStreamWaitEvent(st, s->sync.join_rl, 0));
