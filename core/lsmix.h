@@ -237,6 +237,7 @@ int ctx_rans_dec_at_start_state(const ctx_rans_dec *d);
 #define LSX_PRIOR 1         /* new streams start the coder's counts from the prior table */
 #define LSX_BG 1            /* new streams blend the BG member */
 #define LSX_CASCADE 1       /* new streams try the cascade stage (3.2), kept where smaller */
+#define LSX_CAS_WIDE 1      /* the encoder weighs the wide support in the rows above (header byte 23 bit 4) */
 #define LSX_SEG_LENGTHS 0   /* new streams leave out the segments' lengths (3.1: a decoder finds each
                              * segment's end where its last pixel leaves the coder's initial state) */
 
@@ -260,8 +261,9 @@ typedef struct {
     size_t body_len;                /* the bytes of every segment together */
     /* the cascade stage (lsmix_cascade.h; header byte 23 bit 2) */
     int cas;
+    int cas_wide; /* its support in the rows above (lsmix_cascade.h; header byte 23 bit 4) */
     int32_t cas_clip;
-    int16_t cas_w[LSX_CAS_NL], cas_wrev[LSX_CAS_NR];
+    int16_t cas_w[LSX_CAS_NL_MAX], cas_wrev[LSX_CAS_NR];
 } lsx_view;
 
 /* The encoder's DP context candidate (lsmix_thresholds.c): hist holds the
@@ -298,22 +300,35 @@ int lsx_dp_contexts(const uint32_t *hist, int nctx, int nib, int threads, lsx_vi
  * the no offsets (dm, dn) whose correlations of the clipped residuals,
  *   R[k] = sum over rows m >= max(dm, 1), columns n with n - dn in the row,
  *          of e[m][n] e[m - dm][n - dn],
- * the normal equations read (pair[a * NL + b]: the offset of lags a and b,
- * lag[a]: of lag a and the target).  lsx_cas_clip: the clip from the
- * histogram of min(|e1|, 65535) over the count pixels of rows 1..;
- * lsx_cas_solve: the weights from R (sets v's cas, cas_clip, cas_w, cas_wrev;
- * 0 where the system is singular: no stage); lsx_cas_fit: all of it on a
- * frame's e1 (ec: the clipped residuals, out). */
-#define LSX_CAS_MAXO 512
+ * the normal equations of both supports read (the narrow support's
+ * offsets first: 391 of 1051); sup[wide]: the support's nl lags, pair[a *
+ * nl + b] the offset of lags a and b, lag[a] that of lag a and the target.
+ * lsx_cas_clip: the clip from the histogram of min(|e1|, 65535) over the
+ * count pixels of rows 1..; lsx_cas_choose: the weights of both supports
+ * from R, and v's stage (cas, cas_wide, cas_clip, cas_w, cas_wrev) with the
+ * support whose estimated code length (residual energy in `pixels`, W (H -
+ * 1), and the header's weights) is smaller; 0 where neither system is
+ * solvable: no stage; lsx_cas_fit: all of it on a frame's e1 (ec: the
+ * clipped residuals, out).  lsx_cas_correlation: R of one offset (the
+ * definition); lsx_cas_correlations: R of every offset of the plan on up to
+ * `threads` threads, e clipped to +-clip (the same integers; nonzero when
+ * out of memory). */
+#define LSX_CAS_MAXO 1152 /* offsets of the wide support: 1051 */
 typedef struct {
     int no;
     int dm[LSX_CAS_MAXO], dn[LSX_CAS_MAXO];
-    int pair[LSX_CAS_NL * LSX_CAS_NL], lag[LSX_CAS_NL];
+    struct {
+        int nl;
+        int pair[LSX_CAS_NL_MAX * LSX_CAS_NL_MAX], lag[LSX_CAS_NL_MAX];
+    } sup[2];
+    int order[LSX_CAS_NL_MAX]; /* the solve's order of the wide support's lags: the narrow support's first */
 } lsx_cas_plan;
 void lsx_cas_plan_make(lsx_cas_plan *pl);
 int32_t lsx_cas_clip(const uint32_t *abs_hist, uint64_t count);
 int64_t lsx_cas_correlation(const int16_t *ec, uint32_t W, uint32_t H, int dm, int dn);
-int lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, lsx_view *v);
+int lsx_cas_correlations(const lsx_cas_plan *pl, const int16_t *ec, uint32_t W, uint32_t H, int32_t clip,
+                         int threads, int64_t *R);
+int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_view *v);
 int lsx_cas_fit(lsx_view *v, const int32_t *e1, int16_t *ec, int threads);
 
 /* The header's bytes before the cascade block (24 and the thresholds) and,

@@ -10,9 +10,9 @@
  *   correlations    a block per 8 rows, staged in shared memory, a warp
  *                   per offset, integer atomics: exact, so the order of
  *                   the sums does not matter;
- *   final           a thread per pixel: lsx_cas_correction's sum, its
- *                   raster part by a plain loop, the rows above and the
- *                   rounding by lsx_cas_finish, the C core's function. */
+ *   final           a block per 256 pixels of a row, the residuals its
+ *                   sums read staged in shared memory, a thread a pixel
+ *                   (lsx_cas_finish's sum without its bounds tests). */
 #include "lsmix_kernels.h"
 
 #include "hist_quantile.cuh"
@@ -22,8 +22,11 @@
 #define CAS_THREADS 256
 #define CAS_CORR_THREADS 512
 #define CAS_CORR_ROWS 8         /* rows a block of the correlations */
-#define CAS_CORR_UP 2           /* rows above them it stages: the plan's offsets reach 2 up */
-#define CAS_CORR_SMEM (48 * 1024)
+#define CAS_CORR_UP LSX_CAS_ROWS_MAX /* rows above them it stages: the plan's offsets reach so far up */
+/* a block's shared memory at most: more than the default 48 kB, so that
+ * 2112-column frames still stage their rows (the wide support reaches 6
+ * rows up) */
+#define CAS_CORR_SMEM (96 * 1024)
 
 __global__ void __launch_bounds__(CAS_THREADS) cas_hist_kernel(const int32_t *__restrict__ e1, uint64_t i0,
                                                                uint64_t px, uint32_t *__restrict__ hist)
@@ -110,16 +113,28 @@ __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_kernel(const int16_
  * clip is the frame's, from md), then into the 64-bit sums.  (A warp an
  * offset, every product into 64 bits: 0.23 ms a frame.) */
 #define CAS_CORR_GROUP 4
+/* Blocks of the same rows, each a share of the offsets: the wide support's
+ * 1051 offsets over one block an SM left the SMs' warps too few to hide the
+ * shared loads' latency */
+#define CAS_CORR_SLICES 4
 
 template <typename Acc>
 static __device__ __forceinline__ void corr_row(const int16_t *a, const int16_t *const *b, uint32_t W, int lane,
                                                 long long *sum)
 {
     Acc part[CAS_CORR_GROUP] = {0};
-    for (uint32_t n = (uint32_t)lane; n < W; n += 32) {
-        const int32_t av = a[n];
+    /* the lane's columns n = lane + 32 q: every load at its row's base plus
+     * a constant once unrolled (the column index in each address cost two
+     * integer instructions a load) */
+    const int16_t *pa = a + lane, *pb[CAS_CORR_GROUP];
 #pragma unroll
-        for (int j = 0; j < CAS_CORR_GROUP; j++) part[j] += (Acc)(av * (int32_t)b[j][n]);
+    for (int j = 0; j < CAS_CORR_GROUP; j++) pb[j] = b[j] + lane;
+    const int iters = ((int)W - lane + 31) / 32;
+#pragma unroll 4
+    for (int q = 0; q < iters; q++) {
+        const int32_t av = pa[32 * q];
+#pragma unroll
+        for (int j = 0; j < CAS_CORR_GROUP; j++) part[j] += (Acc)(av * (int32_t)pb[j][32 * q]);
     }
 #pragma unroll
     for (int j = 0; j < CAS_CORR_GROUP; j++) sum[j] += (long long)part[j];
@@ -143,7 +158,8 @@ __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_padded_kernel(const
     const uint32_t clip = (uint32_t)lsx_cas_clip_of_median(*md);
     const bool narrow = (uint64_t)clip * clip * ((W + 31) / 32) < ((uint64_t)1 << 31);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    for (int g = warp * CAS_CORR_GROUP; g < no; g += CAS_CORR_THREADS / 32 * CAS_CORR_GROUP) {
+    for (int g = (blockIdx.y * (CAS_CORR_THREADS / 32) + warp) * CAS_CORR_GROUP; g < no;
+         g += gridDim.y * (CAS_CORR_THREADS / 32) * CAS_CORR_GROUP) {
         int dm[CAS_CORR_GROUP], dn[CAS_CORR_GROUP];
 #pragma unroll
         for (int j = 0; j < CAS_CORR_GROUP; j++) {
@@ -185,37 +201,87 @@ cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t
     if (rc != cudaSuccess) return rc;
     const size_t padded = (size_t)(CAS_CORR_ROWS + CAS_CORR_UP + 1) * (W + 2 * (size_t)max_dn) * sizeof *ec;
     if (padded <= CAS_CORR_SMEM) {
-        cas_corr_padded_kernel<<<(H + CAS_CORR_ROWS - 1) / CAS_CORR_ROWS, CAS_CORR_THREADS, padded, st>>>(
+        if (padded > 48 * 1024 &&
+            (rc = cudaFuncSetAttribute(cas_corr_padded_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       CAS_CORR_SMEM)) != cudaSuccess)
+            return rc;
+        const dim3 grid((H + CAS_CORR_ROWS - 1) / CAS_CORR_ROWS, CAS_CORR_SLICES);
+        cas_corr_padded_kernel<<<grid, CAS_CORR_THREADS, padded, st>>>(
             ec, W, H, dm, dn, no, (uint32_t)max_dn, md, (unsigned long long *)R);
         return cudaGetLastError();
     }
     const size_t band = (size_t)(CAS_CORR_ROWS + CAS_CORR_UP) * W * sizeof *ec;
     const int staged = band <= CAS_CORR_SMEM;
+    if (staged && band > 48 * 1024 &&
+        (rc = cudaFuncSetAttribute(cas_corr_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, CAS_CORR_SMEM)) !=
+            cudaSuccess)
+        return rc;
     cas_corr_kernel<<<(H + CAS_CORR_ROWS - 1) / CAS_CORR_ROWS, CAS_CORR_THREADS, staged ? band : 0, st>>>(
         ec, W, H, dm, dn, no, staged, (unsigned long long *)R);
     return cudaGetLastError();
 }
 
-__global__ void __launch_bounds__(CAS_THREADS) cas_final_kernel(const uint16_t *__restrict__ x,
-                                                                const int32_t *__restrict__ e1,
-                                                                const int16_t *__restrict__ ec, uint32_t W,
-                                                                uint32_t H, const int16_t *__restrict__ w,
-                                                                const uint16_t *__restrict__ ioff, lsx_gpu_pipe pp)
+/* A block of CAS_FINAL_PIXELS consecutive pixels n0 .. of row m >= 1:
+ * it stages the clipped residuals its sums read in shared memory, zeros
+ * outside the frame (the support's rows above with CAS_HALO columns either
+ * side, and the raster window of the LSX_CAS_NR pixels before the first),
+ * so that each thread adds its pixel's lsx_cas_nl(WIDE) products with no
+ * bounds tests: the same int32 sum as lsx_cas_finish's (exact, so in any
+ * order).  Row 0 takes P = P1.  (A thread a pixel reading global memory
+ * lag by lag, lsx_cas_finish with its bounds tests: 0.29 ms a frame with
+ * the wide support.) */
+#define CAS_FINAL_PIXELS 256
+#define CAS_HALO 16 /* the widest half width, lsx_cas_half(1, 1) */
+
+template <int WIDE>
+__global__ void __launch_bounds__(CAS_FINAL_PIXELS)
+    cas_final_kernel(const uint16_t *__restrict__ x, const int32_t *__restrict__ e1, const int16_t *__restrict__ ec,
+                     uint32_t W, uint32_t H, const int16_t *__restrict__ w, const uint16_t *__restrict__ ioff,
+                     lsx_gpu_pipe pp)
 {
-    __shared__ int16_t sw[LSX_CAS_NL];
-    for (int j = threadIdx.x; j < LSX_CAS_NL; j += blockDim.x) sw[j] = w[j];
-    __syncthreads();
-    const uint64_t px = (uint64_t)W * H;
+    constexpr int NL = LSX_CAS_NR + (WIDE ? LSX_CAS_NUP_MAX : 6), ROWS = WIDE ? LSX_CAS_ROWS_MAX : 2;
+    constexpr int UPW = CAS_FINAL_PIXELS + 2 * CAS_HALO;
+    __shared__ int16_t sw[NL];
+    __shared__ int16_t up[ROWS][UPW];                            /* row m - r at up[r - 1], from column n0 - CAS_HALO */
+    __shared__ int16_t rast[LSX_CAS_NR + CAS_FINAL_PIXELS];     /* raster index t0 - NR .. */
+    for (int j = threadIdx.x; j < NL; j += blockDim.x) sw[j] = w[j];
     const uint16_t off = *ioff;
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (uint64_t)gridDim.x * blockDim.x) {
-        uint32_t m, n;
-        pixel_at(i, W, &m, &n);
+    const uint32_t per_row = (W + CAS_FINAL_PIXELS - 1) / CAS_FINAL_PIXELS;
+    const uint64_t px = (uint64_t)W * H;
+    for (uint64_t blk = blockIdx.x; blk < (uint64_t)H * per_row; blk += gridDim.x) {
+        const uint32_t m = (uint32_t)(blk / per_row), n0 = (uint32_t)(blk % per_row) * CAS_FINAL_PIXELS;
+        const uint64_t t0 = (uint64_t)m * W + n0;
+        if (m > 0) {
+            __syncthreads(); /* the block before is done with the planes */
+            for (int q = threadIdx.x; q < ROWS * UPW; q += blockDim.x) {
+                const int r = q / UPW + 1;
+                const int64_t col = (int64_t)n0 - CAS_HALO + q % UPW;
+                up[r - 1][q % UPW] = (int64_t)m >= r && col >= 0 && col < (int64_t)W
+                                         ? ec[(uint64_t)(m - r) * W + (uint64_t)col]
+                                         : (int16_t)0;
+            }
+            for (int q = threadIdx.x; q < LSX_CAS_NR + CAS_FINAL_PIXELS; q += blockDim.x) {
+                const int64_t t = (int64_t)t0 - LSX_CAS_NR + q;
+                rast[q] = t >= 0 && (uint64_t)t < px ? ec[t] : (int16_t)0;
+            }
+            __syncthreads();
+        }
+        const uint32_t l = threadIdx.x, n = n0 + l;
+        if (n >= W) continue;
+        const uint64_t i = t0 + l;
         int32_t pred = (int32_t)x[i] - e1[i]; /* P1 */
         if (m > 0) {
             int32_t acc = 0;
-            for (int j = 0; j < LSX_CAS_NR; j++)
-                if (i >= (uint64_t)j + 1) acc += (int32_t)sw[j] * ec[i - 1 - j];
-            pred = lsx_cas_apply(pred, lsx_cas_finish(acc, sw, ec, W, m, n));
+#pragma unroll 16
+            for (int j = 0; j < LSX_CAS_NR; j++) acc += (int32_t)sw[j] * rast[l + LSX_CAS_NR - 1 - j];
+            int k = LSX_CAS_NR;
+#pragma unroll
+            for (int r = 1; r <= ROWS; r++) {
+                const int h = lsx_cas_half(WIDE, r);
+#pragma unroll
+                for (int dn = -h; dn <= h; dn++, k++) acc += (int32_t)sw[k] * up[r - 1][CAS_HALO + l - dn];
+            }
+            pred = lsx_cas_apply(pred, lsx_cas_round(acc));
         }
         pp.res[i] = (int32_t)x[i] - pred;
         pp.itok[i] = (uint8_t)lsx_intensity_token((uint16_t)pred, off);
@@ -223,8 +289,12 @@ __global__ void __launch_bounds__(CAS_THREADS) cas_final_kernel(const uint16_t *
 }
 
 cudaError_t lsx_gpu_cas_final(const uint16_t *x, const int32_t *e1, const int16_t *ec, uint32_t W, uint32_t H,
-                              const int16_t *w, const uint16_t *ioff, const lsx_gpu_pipe *pp, cudaStream_t st)
+                              const int16_t *w, int wide, const uint16_t *ioff, const lsx_gpu_pipe *pp,
+                              cudaStream_t st)
 {
-    cas_final_kernel<<<2048, CAS_THREADS, 0, st>>>(x, e1, ec, W, H, w, ioff, *pp);
+    if (wide)
+        cas_final_kernel<1><<<4096, CAS_FINAL_PIXELS, 0, st>>>(x, e1, ec, W, H, w, ioff, *pp);
+    else
+        cas_final_kernel<0><<<4096, CAS_FINAL_PIXELS, 0, st>>>(x, e1, ec, W, H, w, ioff, *pp);
     return cudaGetLastError();
 }

@@ -150,7 +150,7 @@ static const size_t seg_slot = 4 + 4 * ((size_t)1 << LSX_SEG_LOG2); /* the C enc
 static const int max_cand = NPIPE * NKIND; /* and one more: the cascade's, at index max_cand */
 #define H_CAS_MD (8 * LSX_CAS_MAXO)
 #define H_CAS_W (H_CAS_MD + 8)
-#define H_CAS_CLASSES (H_CAS_W + 2 * LSX_CAS_NL)
+#define H_CAS_CLASSES (H_CAS_W + 2 * LSX_CAS_NL_MAX)
 #define H_CAS_BYTES (H_CAS_CLASSES + 8)
 
 /* Buffers for frames up to px pixels (kept, grown when a larger frame comes). */
@@ -191,7 +191,7 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->cas_classes, 8);
     ALLOC(s->cas_itok_hist, sizeof(unsigned long long) * CTX_TOKENS);
     ALLOC(s->cas_ec, 2 * px);
-    ALLOC(s->cas_w, 2 * LSX_CAS_NL);
+    ALLOC(s->cas_w, 2 * LSX_CAS_NL_MAX);
     ALLOC(s->cas_R, 8 * LSX_CAS_MAXO);
     ALLOC(s->cas_md, 4);
     ALLOC(s->cas_dm, sizeof(int) * LSX_CAS_MAXO);
@@ -334,12 +334,13 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
 {
     memset(vc, 0, sizeof *vc);
     vc->W = W, vc->H = H;
-    *solved = lsx_cas_solve(s->cas_plan, (const int64_t *)s->h_cas,
-                            lsx_cas_clip_of_median(*(const uint32_t *)(s->h_cas + H_CAS_MD)), vc);
+    *solved = lsx_cas_choose(s->cas_plan, (const int64_t *)s->h_cas,
+                             lsx_cas_clip_of_median(*(const uint32_t *)(s->h_cas + H_CAS_MD)), (uint64_t)W * (H - 1),
+                             vc);
     if (!*solved) return cudaSuccess;
     lsx_gpu_pipe *hp = (lsx_gpu_pipe *)s->h_stage;
     lsx_gpu_cand *hk = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * (NPIPE + 1)) + max_cand;
-    memcpy(s->h_cas + H_CAS_W, vc->cas_w, 2 * LSX_CAS_NL);
+    memcpy(s->h_cas + H_CAS_W, vc->cas_w, 2 * LSX_CAS_NL_MAX);
     lsx_gpu_pipe *pc = &hp[NPIPE];
     *pc = (lsx_gpu_pipe){pipe > 0 ? 2 : 0, NULL, NULL, s->cas_res, s->emin[pipe], s->cas_act, s->cas_itok,
                          s->cas_itok_hist, s->cas_classes};
@@ -350,9 +351,10 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
     hk->use_classes = kind == KIND_DP ? 1 : kind_classes[kind];
     ctx_default_thresholds(hk->thr, hk->nctx);
     const lsx_gpu_coding cc = cands_coding(s, W, H, nint, nseg, max_cand, 1);
-    cudaError_t rc = cudaMemcpyAsync(s->cas_w, s->h_cas + H_CAS_W, 2 * LSX_CAS_NL, cudaMemcpyHostToDevice, on);
+    cudaError_t rc = cudaMemcpyAsync(s->cas_w, s->h_cas + H_CAS_W, 2 * LSX_CAS_NL_MAX, cudaMemcpyHostToDevice, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->pipes + NPIPE, pc, sizeof *pc, cudaMemcpyHostToDevice, on);
-    if (rc == cudaSuccess) rc = lsx_gpu_cas_final(x, s->res[pipe], s->cas_ec, W, H, s->cas_w, ioff, pc, on);
+    if (rc == cudaSuccess)
+        rc = lsx_gpu_cas_final(x, s->res[pipe], s->cas_ec, W, H, s->cas_w, vc->cas_wide, ioff, pc, on);
     if (rc == cudaSuccess) rc = lsx_gpu_finish_pipe(W, H, pc, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->cands + max_cand, hk, sizeof *hk, cudaMemcpyHostToDevice, on);
     if (rc == cudaSuccess && kind == KIND_DP) { /* (the rest of the trial does not wait for the DP) */
@@ -671,6 +673,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     v.seg_lengths = LSX_SEG_LENGTHS;
     if (cas_won) {
         v.cas = 1;
+        v.cas_wide = vc.cas_wide;
         v.cas_clip = vc.cas_clip;
         memcpy(v.cas_w, vc.cas_w, sizeof v.cas_w);
         memcpy(v.cas_wrev, vc.cas_wrev, sizeof v.cas_wrev);

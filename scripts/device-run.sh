@@ -4,8 +4,10 @@
 # memcheck + racecheck on small frames, and the benchmark.  Logs go to $OUT.
 #   run tool:  scripts/device-run.sh [test|sanitize|memcheck|racecheck|bench|cli|daemon|gpufault|profile|racediag ...]   (carry .carry)
 # Default: test sanitize bench cli daemon.  sanitize = memcheck racecheck
-# (the racecheck alone takes about 7 minutes: a call of the run tool has
-# 10, so `test sanitize` may need two calls).  The steps' verdicts are
+# (the racecheck alone took about 7 minutes, and more than a call's 10 with
+# the cascade's wide support: split it over calls by frame name, e.g.
+# AURP_GPU_TEST_ONLY=spectrum-1 and =2085x50; `test sanitize` needs
+# several calls).  The steps' verdicts are
 # printed again at the end, where a remote run's last lines show them.
 # Frames: tests/data/real/*.fits (the real frames; they travel with the tree).
 set -u

@@ -138,6 +138,13 @@ int main(int argc, char **argv)
             rc |= emit("lsmix_trex64", AURP_PROFILE_LSMIX, t, (size_t)t64.offset + 2 * (size_t)t64.width * 64, &t64,
                        6, 9, 0);
         }
+        if (rows >= 96) { /* 96 rows: the cascade's wide support pays for its weights (header byte 23 bit 4);
+                           * on 64 the narrow one is chosen */
+            aurp_region t96 = tr;
+            t96.height = 96;
+            rc |= emit("lsmix_trex96", AURP_PROFILE_LSMIX, t, (size_t)t96.offset + 2 * (size_t)t96.width * 96, &t96,
+                       6, 9, 0);
+        }
         free(t);
     }
     fclose(manifest);

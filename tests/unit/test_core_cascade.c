@@ -15,17 +15,146 @@ Test(core_cascade, the_plan_stays_in_its_bounds)
 {
     lsx_cas_plan *pl = malloc(sizeof *pl);
     lsx_cas_plan_make(pl);
-    cr_assert(pl->no > LSX_CAS_NR && pl->no <= LSX_CAS_MAXO, "%d offsets", pl->no);
+    cr_assert_eq(pl->no, 1051, "%d offsets", pl->no); /* research/r18-cascade-above.md */
+    cr_assert(pl->no <= LSX_CAS_MAXO);
     cr_assert(pl->dm[0] == 0 && pl->dn[0] == 0, "offset 0 is (0, 0), the ridge's R[0]");
-    for (int k = 0; k < pl->no; k++)
+    for (int k = 0; k < pl->no; k++) {
         cr_assert(pl->dm[k] > 0 || (pl->dm[k] == 0 && pl->dn[k] >= 0), "offset %d not normalised", k);
-    for (int a = 0; a < LSX_CAS_NL; a++) {
-        cr_assert(pl->lag[a] > 0 && pl->lag[a] < pl->no);
-        cr_assert_eq(pl->pair[a * LSX_CAS_NL + a], 0, "a lag with itself is offset (0, 0)");
-        for (int b = 0; b < LSX_CAS_NL; b++)
-            cr_assert_eq(pl->pair[a * LSX_CAS_NL + b], pl->pair[b * LSX_CAS_NL + a], "pairs not symmetric");
+        cr_assert(pl->dm[k] <= LSX_CAS_ROWS_MAX, "offset %d: %d rows up", k, pl->dm[k]);
+        for (int j = 0; j < k; j++)
+            cr_assert(pl->dm[j] != pl->dm[k] || pl->dn[j] != pl->dn[k], "offsets %d and %d repeat", j, k);
+    }
+    const int want_no[2] = {391, 1051}; /* the narrow support's offsets come first */
+    for (int wide = 0; wide <= 1; wide++) {
+        const int nl = pl->sup[wide].nl;
+        const int *pair = pl->sup[wide].pair, *lag = pl->sup[wide].lag;
+        cr_assert_eq(nl, lsx_cas_nl(wide));
+        int top = 0;
+        for (int a = 0; a < nl; a++) {
+            int am, an;
+            lsx_cas_lag(wide, a, &am, &an);
+            cr_assert(lag[a] > 0 && lag[a] < pl->no);
+            cr_assert(pl->dm[lag[a]] == am && pl->dn[lag[a]] == an, "lag %d", a);
+            if (lag[a] + 1 > top) top = lag[a] + 1;
+            cr_assert_eq(pair[a * nl + a], 0, "a lag with itself is offset (0, 0)");
+            for (int b = 0; b < nl; b++) {
+                cr_assert_eq(pair[a * nl + b], pair[b * nl + a], "pairs not symmetric");
+                int bm, bn;
+                lsx_cas_lag(wide, b, &bm, &bn);
+                const int k = pair[a * nl + b], sg = pl->dm[k] == bm - am && pl->dn[k] == bn - an ? 1 : -1;
+                cr_assert(pl->dm[k] == sg * (bm - am) && pl->dn[k] == sg * (bn - an), "pair %d %d", a, b);
+                if (k + 1 > top) top = k + 1;
+            }
+        }
+        cr_assert_eq(top, want_no[wide], "support %d reads offsets below %d", wide, top);
     }
     free(pl);
+}
+
+/* The correlations by row blocks on threads (lsx_cas_correlations, 32-bit
+ * row sums where they cannot overflow) are the definition's
+ * (lsx_cas_correlation) for every offset, on both paths. */
+Test(core_cascade, the_correlations_are_the_definitions)
+{
+    lsx_cas_plan *pl = malloc(sizeof *pl);
+    lsx_cas_plan_make(pl);
+    int64_t *R = malloc(sizeof *R * LSX_CAS_MAXO);
+    const struct {
+        uint32_t W, H;
+        int32_t clip;
+    } cases[] = {{37, 23, 1000}, {300, 41, 30000}, {5, 2, 7}, {129, 17, 32767}};
+    uint64_t s = 3;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const uint32_t W = cases[c].W, H = cases[c].H;
+        int16_t *ec = malloc(sizeof *ec * W * H);
+        for (size_t i = 0; i < (size_t)W * H; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            ec[i] = (int16_t)((int64_t)(s >> 33) % (2 * cases[c].clip + 1) - cases[c].clip);
+        }
+        for (int threads = 1; threads <= 3; threads++) {
+            cr_assert_eq(lsx_cas_correlations(pl, ec, W, H, cases[c].clip, threads, R), 0);
+            for (int k = 0; k < pl->no; k++)
+                cr_assert_eq(R[k], lsx_cas_correlation(ec, W, H, pl->dm[k], pl->dn[k]),
+                             "%ux%u clip %d, %d threads: offset (%d, %d)", W, H, cases[c].clip, threads, pl->dm[k],
+                             pl->dn[k]);
+        }
+        free(ec);
+    }
+    free(R);
+    free(pl);
+}
+
+/* The supports' lags (FORMAT.md 3.2): the narrow one as the streams before
+ * it had them, the wide one row after row, every lag once. */
+Test(core_cascade, the_supports_lags)
+{
+    const int narrow[6][2] = {{1, -2}, {1, -1}, {1, 0}, {1, 1}, {1, 2}, {2, 0}};
+    int dm, dn;
+    cr_assert_eq(lsx_cas_nl(0), LSX_CAS_NR + 6);
+    for (int k = 0; k < 6; k++) {
+        lsx_cas_lag(0, LSX_CAS_NR + k, &dm, &dn);
+        cr_assert(dm == narrow[k][0] && dn == narrow[k][1], "narrow lag %d: (%d, %d)", k, dm, dn);
+    }
+    cr_assert_eq(lsx_cas_nl(1), LSX_CAS_NR + 90);
+    const int half[6] = {16, 12, 8, 4, 2, 0};
+    int k = LSX_CAS_NR;
+    for (int r = 1; r <= 6; r++)
+        for (int c = -half[r - 1]; c <= half[r - 1]; c++, k++) {
+            lsx_cas_lag(1, k, &dm, &dn);
+            cr_assert(dm == r && dn == c, "wide lag %d: (%d, %d), want (%d, %d)", k, dm, dn, r, c);
+        }
+    cr_assert_eq(k, lsx_cas_nl(1));
+    for (int wide = 0; wide <= 1; wide++)
+        for (k = 0; k < LSX_CAS_NR; k++) {
+            lsx_cas_lag(wide, k, &dm, &dn);
+            cr_assert(dm == 0 && dn == k + 1);
+        }
+}
+
+/* The decoder's and the CPU encoder's row pass (lsx_cas_above_row plus
+ * lsx_cas_raster) gives every pixel the correction of the pixel-by-pixel
+ * definition (lsx_cas_finish, which the GPU runs), at the frame's edges
+ * and for frames narrower than the support, with weights at their limits. */
+Test(core_cascade, the_row_pass_is_the_definition)
+{
+    const uint32_t widths[] = {1, 3, 17, 33, 40, 130, 300};
+    const uint32_t H = 9;
+    uint64_t s = 11;
+    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
+        const uint32_t W = widths[wi];
+        int16_t *e = malloc(sizeof *e * W * H);
+        int32_t *above = malloc(sizeof *above * W);
+        for (int wide = 0; wide <= 1; wide++) {
+            int16_t w[LSX_CAS_NL_MAX], wrev[LSX_CAS_NR];
+            for (int j = 0; j < LSX_CAS_NL_MAX; j++) {
+                s = s * 6364136223846793005ull + 1442695040888963407ull;
+                w[j] = (int16_t)((int64_t)(s >> 40) % 100 - 50);
+            }
+            for (int j = 0; j < LSX_CAS_NR; j++) wrev[LSX_CAS_NR - 1 - j] = w[j];
+            for (size_t i = 0; i < (size_t)W * H; i++) {
+                s = s * 6364136223846793005ull + 1442695040888963407ull;
+                e[i] = (int16_t)((int64_t)(s >> 40) % 2001 - 1000);
+            }
+            for (uint32_t m = 1; m < H; m++) {
+                const int16_t *up[LSX_CAS_ROWS_MAX];
+                for (uint32_t q = 1; q <= LSX_CAS_ROWS_MAX; q++) up[q - 1] = q <= m ? e + (size_t)(m - q) * W : NULL;
+                /* the whole row, and the row in column ranges (each gives its columns' part) */
+                lsx_cas_above(w, wide, up, W, 0, W, above);
+                int32_t *banded = malloc(sizeof *banded * W);
+                for (uint32_t c0 = 0; c0 < W; c0 += 7) lsx_cas_above(w, wide, up, W, c0, c0 + 7 < W ? c0 + 7 : W, banded);
+                cr_assert(memcmp(banded, above, sizeof *above * W) == 0, "W %u: bands of the row differ", W);
+                free(banded);
+                for (uint32_t n = 0; n < W; n++) {
+                    const int64_t i = (int64_t)m * W + n;
+                    const int32_t raster = lsx_cas_raster(w, wrev, e, i);
+                    cr_assert_eq(lsx_cas_round(raster + above[n]), lsx_cas_finish(raster, w, wide, e, W, m, n),
+                                 "W %u, support %d, pixel (%u, %u)", W, wide, m, n);
+                }
+            }
+        }
+        free(e);
+        free(above);
+    }
 }
 
 Test(core_cascade, the_fit_finds_a_filter_in_the_residuals)
@@ -53,7 +182,9 @@ Test(core_cascade, the_fit_finds_a_filter_in_the_residuals)
     const int unit = 1 << LSX_CAS_SHIFT;
     cr_assert(abs(v.cas_w[0] - unit / 2) < unit / 16, "lag 1: %d, want ~%d", v.cas_w[0], unit / 2);
     cr_assert(abs(v.cas_w[1] + unit / 4) < unit / 16, "lag 2: %d, want ~%d", v.cas_w[1], -unit / 4);
-    for (int j = 2; j < LSX_CAS_NL; j++) cr_assert(abs(v.cas_w[j]) < unit / 16, "lag %d: %d, want ~0", j, v.cas_w[j]);
+    cr_assert(v.cas_wide == 0, "nothing in the rows above: the narrow support's fewer weights");
+    for (int j = 2; j < lsx_cas_nl(v.cas_wide); j++)
+        cr_assert(abs(v.cas_w[j]) < unit / 16, "lag %d: %d, want ~0", j, v.cas_w[j]);
     for (int j = 0; j < LSX_CAS_NR; j++) cr_assert_eq(v.cas_wrev[LSX_CAS_NR - 1 - j], v.cas_w[j]);
     /* the same sums from 1 thread */
     lsx_view v1 = v;
@@ -64,17 +195,50 @@ Test(core_cascade, the_fit_finds_a_filter_in_the_residuals)
     free(ec);
 }
 
-/* 64 rows of a real TREx frame: the stage wins there (as in the golden
- * stream lsmix_trex64); s holds its stream. */
-static uint8_t *trex64_stream(size_t *slen, uint8_t **be, uint32_t *w, uint32_t *h)
+/* Structure three rows up and six columns left, e[m][n] = 0.5 e[m-3][n-6]
+ * + noise, which only the wide support reaches: the choice takes it and
+ * the fit finds the weight. */
+Test(core_cascade, the_choice_takes_the_wide_support_where_it_pays)
+{
+    const uint32_t W = 512, H = 256;
+    const size_t n = (size_t)W * H;
+    int32_t *e1 = malloc(n * sizeof *e1);
+    int16_t *ec = malloc(n * sizeof *ec);
+    uint64_t s = 5;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        const uint32_t m = (uint32_t)(i / W), c = (uint32_t)(i % W);
+        const int32_t up = m >= 3 && c >= 6 ? e1[i - 3 * W - 6] : 0;
+        e1[i] = up / 2 + (int32_t)((s >> 33) % 41) - 20;
+    }
+    lsx_view v;
+    memset(&v, 0, sizeof v);
+    v.W = W, v.H = H;
+    cr_assert_eq(lsx_cas_fit(&v, e1, ec, 2), 1);
+    cr_assert_eq(v.cas_wide, 1, "the wide support should win");
+    const int unit = 1 << LSX_CAS_SHIFT;
+    for (int k = 0; k < lsx_cas_nl(1); k++) {
+        int dm, dn;
+        lsx_cas_lag(1, k, &dm, &dn);
+        const int want = dm == 3 && dn == 6 ? unit / 2 : 0;
+        cr_assert(abs(v.cas_w[k] - want) < unit / 16, "lag (%d, %d): %d, want ~%d", dm, dn, v.cas_w[k], want);
+    }
+    free(e1);
+    free(ec);
+}
+
+/* The first `rows` rows of a real TREx frame: the stage wins on 64 with the
+ * narrow support and on 96 with the wide one (as in the golden streams
+ * lsmix_trex64 and lsmix_trex96); returns their stream. */
+static uint8_t *trex_stream(uint32_t rows, size_t *slen, uint8_t **be, uint32_t *w, uint32_t *h)
 {
     size_t len;
     uint64_t off;
     uint8_t *file = core_read_file("tests/data/real/trex_20230503T060000_f0.fits", &len);
     cr_assert(file, "run from the repository root");
     cr_assert_eq(core_fits_primary_image(file, len, &off, w, h), 0);
-    cr_assert(*h >= 64);
-    *h = 64;
+    cr_assert(*h >= rows);
+    *h = rows;
     *be = malloc(2 * (size_t)*w * *h);
     memcpy(*be, file + off, 2 * (size_t)*w * *h);
     free(file);
@@ -89,21 +253,35 @@ static uint8_t *trex64_stream(size_t *slen, uint8_t **be, uint32_t *w, uint32_t 
 
 Test(core_cascade, a_real_frame_takes_the_stage_and_round_trips)
 {
-    size_t slen;
-    uint8_t *be;
-    uint32_t w, h;
-    uint8_t *s = trex64_stream(&slen, &be, &w, &h);
-    cr_assert(s[23] & 4, "header byte 23 %#x: the cascade stage should win on 64 TREx rows", s[23]);
-    uint8_t *back = malloc(2 * (size_t)w * h);
-    aurp_error err = {{0}};
-    for (int threads = 1; threads <= 3; threads++) {
-        memset(back, 0, 2 * (size_t)w * h);
-        cr_assert_eq(aurp_image_decode(s, slen, w, h, threads, back, &err), AURP_OK, "%s", err.msg);
-        cr_assert(memcmp(back, be, 2 * (size_t)w * h) == 0, "%d threads: other pixels", threads);
+    for (uint32_t rows = 64; rows <= 96; rows += 32) {
+        size_t slen;
+        uint8_t *be;
+        uint32_t w, h;
+        uint8_t *s = trex_stream(rows, &slen, &be, &w, &h);
+        cr_assert(s[23] & 4, "header byte 23 %#x: the cascade stage should win on %u TREx rows", s[23], rows);
+        /* the choice of the support: on 64 rows the wide one's 84 more
+         * weights cost more than it gains, on 96 it pays */
+        cr_assert_eq(!!(s[23] & 16), rows == 96, "header byte 23 %#x on %u rows", s[23], rows);
+        uint8_t *back = malloc(2 * (size_t)w * h);
+        aurp_error err = {{0}};
+        for (int threads = 1; threads <= 3; threads++) {
+            memset(back, 0, 2 * (size_t)w * h);
+            cr_assert_eq(aurp_image_decode(s, slen, w, h, threads, back, &err), AURP_OK, "%s", err.msg);
+            cr_assert(memcmp(back, be, 2 * (size_t)w * h) == 0, "%u rows, %d threads: other pixels", rows, threads);
+        }
+        /* the support's bit read as the other support: a wrong block length
+         * or other pixels, never these */
+        s[23] ^= 16;
+        if (aurp_image_decode(s, slen, w, h, 2, back, &err) == AURP_OK)
+            cr_assert(memcmp(back, be, 2 * (size_t)w * h) != 0, "%u rows: the support's bit is not read", rows);
+        /* the support's bit without the stage's */
+        s[23] = (uint8_t)((s[23] | 16) & ~4);
+        cr_assert_eq(aurp_image_decode(s, slen, w, h, 2, back, &err), AURP_ERR_CORRUPT);
+        cr_assert(strstr(err.msg, "header flags"), "%s", err.msg);
+        free(s);
+        free(be);
+        free(back);
     }
-    free(s);
-    free(be);
-    free(back);
 }
 
 Test(core_cascade, a_damaged_cascade_block_is_refused, .timeout = 600)
@@ -111,9 +289,10 @@ Test(core_cascade, a_damaged_cascade_block_is_refused, .timeout = 600)
     size_t slen;
     uint8_t *be;
     uint32_t w, h;
-    uint8_t *s = trex64_stream(&slen, &be, &w, &h);
+    uint8_t *s = trex_stream(96, &slen, &be, &w, &h);
     uint8_t *back = malloc(2 * (size_t)w * h);
     aurp_error err = {{0}};
+    cr_assert(s[23] & 16, "the wide support's block (218 weights)");
     const size_t block = LSX_HEADER + 4 * (size_t)(s[3] - 1); /* the block follows the thresholds */
     /* a clip beyond 32767 */
     uint8_t *d = malloc(slen);
