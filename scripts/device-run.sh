@@ -2,13 +2,14 @@
 # Everything the GPU encoder needs on the device machine, in one call:
 # build, GPU tests (byte-identical to the CPU encoder), compute-sanitizer
 # memcheck + racecheck on small frames, and the benchmark.  Logs go to $OUT.
-#   run tool:  scripts/device-run.sh [test|sanitize|memcheck|racecheck|bench|cli|daemon|gpufault|profile|racediag ...]   (carry .carry)
-# Default: test sanitize bench cli daemon.  sanitize = memcheck racecheck
-# (the racecheck alone took about 7 minutes, and more than a call's 10 with
-# the cascade's wide support: split it over calls by frame name, e.g.
-# AURP_GPU_TEST_ONLY=spectrum-1 and =2085x50; `test sanitize` needs
-# several calls).  The steps' verdicts are
-# printed again at the end, where a remote run's last lines show them.
+#   run tool:  scripts/device-run.sh [test|sanitize|memcheck|racecheck|racecheck-wide|bench|cli|daemon|gpufault|profile|racediag ...]   (carry .carry)
+# Default: test sanitize bench cli daemon.  sanitize = memcheck racecheck.
+# The racecheck of the small frames took about 7 minutes, and more than a
+# call's 10 since the cascade's wide support made its kernels heavier:
+# split it over calls by frame name (AURP_GPU_TEST_ONLY=spectrum-1 ...);
+# racecheck-wide (about 7 minutes, a call of its own) checks the one test
+# frame that takes the wide support.  The steps' verdicts are printed
+# again at the end, where a remote run's last lines show them.
 # Frames: tests/data/real/*.fits (the real frames; they travel with the tree).
 set -u
 cd "$(dirname "$0")/.."
@@ -44,6 +45,17 @@ for s in $steps; do
         $B/tests/gpu/test_gpu_encode "$DATA"/*.fits $SIMF >"$OUT/test.log" 2>&1; rc=$?
         grep -E "^FAIL" "$OUT/test.log" | tail -15
         verdict "test (GPU bytes = CPU bytes): $(grep passed "$OUT/test.log" | tail -1) rc=$rc"
+        [ $rc -ne 0 ] && status=1 ;;
+    racecheck-wide)
+        # the one simulated test frame whose cascade takes the wide support
+        # (FORMAT.md 3.2), which the small frames of `racecheck` never do:
+        # the final kernel's wide path, the correlations over 48 kB of
+        # shared memory (about 7 minutes)
+        echo "== compute-sanitizer --tool racecheck (2085 x 50: the cascade's wide support)"
+        AURP_GPU_TEST_ONLY=2085x50 AURP_GPU_TEST_DEVICES=1 compute-sanitizer --tool racecheck --error-exitcode 9 \
+            $B/tests/gpu/test_gpu_encode >"$OUT/sanitize-racecheck-wide.log" 2>&1; rc=$?
+        verdict "racecheck (wide support): $(grep passed "$OUT/sanitize-racecheck-wide.log" | tail -1);" \
+            "$(grep -E "RACECHECK SUMMARY" "$OUT/sanitize-racecheck-wide.log" | tail -1) rc=$rc"
         [ $rc -ne 0 ] && status=1 ;;
     memcheck | racecheck)
         tool=$s
