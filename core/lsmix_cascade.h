@@ -99,8 +99,8 @@ static int32_t lsx_cas_dot(const int16_t *wrev, const int16_t *e)
 
 /* The part of the lags in the rows above, and the rounding shift: the
  * correction from the raster part's sum acc (pixel by pixel: the
- * definition, and the GPU's final pass; the CPU sums a row's part at once,
- * lsx_cas_above_row). */
+ * definition; the CPU sums a row's part at once, lsx_cas_above, the GPU's
+ * final kernel from rows staged in shared memory). */
 static inline AURP_HD int32_t lsx_cas_finish(int32_t acc, const int16_t *w, int wide, const int16_t *e, uint32_t W,
                                              uint32_t m, uint32_t n)
 {

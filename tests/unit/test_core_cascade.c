@@ -111,9 +111,9 @@ Test(core_cascade, the_supports_lags)
         }
 }
 
-/* The decoder's and the CPU encoder's row pass (lsx_cas_above_row plus
+/* The decoder's and the CPU encoder's row pass (lsx_cas_above plus
  * lsx_cas_raster) gives every pixel the correction of the pixel-by-pixel
- * definition (lsx_cas_finish, which the GPU runs), at the frame's edges
+ * definition (lsx_cas_finish), at the frame's edges
  * and for frames narrower than the support, with weights at their limits. */
 Test(core_cascade, the_row_pass_is_the_definition)
 {
