@@ -95,16 +95,16 @@ ABOVE_VECTOR static void above_add4(int32_t *restrict acc, const int16_t *restri
  * lag along the row instead of pixel after pixel (exact int32 sums: the
  * order does not matter): 90 lags pixel by pixel made the decoder 2.9x
  * slower, a row at a time 1-2 % (research/r18-cascade-above.md). */
-void lsx_cas_above(const int16_t *w, int wide, const int16_t *const *up, uint32_t W, uint32_t c0, uint32_t c1,
-                   int32_t *above)
+void lsx_cas_above(const int16_t *w, int wide, const int16_t *erow, uint32_t W, uint32_t m, uint32_t c0,
+                   uint32_t c1, int32_t *above)
 {
     memset(above + c0, 0, (size_t)(c1 - c0) * sizeof *above);
     const int64_t W64 = W;
     int k = LSX_CAS_NR;
     for (int r = 1; r <= lsx_cas_rows_up(wide); k += 2 * lsx_cas_half(wide, r) + 1, r++) {
         const int h = lsx_cas_half(wide, r);
-        const int16_t *row = up[r - 1];
-        if (!row) continue;
+        if ((uint32_t)r > m) break; /* above the frame: 0 */
+        const int16_t *row = erow - (size_t)r * W;
         /* lag k + j of this row is (r, j - h): pixel n reads row[n + h - j] */
         int j = 0;
         for (; j + 4 <= 2 * h + 1; j += 4) {
@@ -301,7 +301,8 @@ int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint6
     const int *pair = pl->sup[1].pair, *lag = pl->sup[1].lag;
     v->cas = 0;
     const int stride = nw + CHOL_ROWS;
-    double *A = calloc((size_t)(nw + CHOL_COLS) * stride, sizeof *A), h[LSX_CAS_NL_MAX], w[LSX_CAS_NL_MAX], wl[LSX_CAS_NL_MAX];
+    double h[LSX_CAS_NL_MAX], w[LSX_CAS_NL_MAX], wl[LSX_CAS_NL_MAX];
+    double *A = calloc((size_t)(nw + CHOL_COLS) * stride, sizeof *A);
     if (!A) return 0;
     for (int p = 0; p < nw; p++) {
         const int *row = pair + pl->order[p] * pl->sup[1].nl;

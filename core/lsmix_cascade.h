@@ -23,6 +23,8 @@
 #include "hostdev.h"
 
 #define LSX_CAS_NR 128              /* raster lags */
+#define LSX_CAS_NUP_NARROW 6        /* lags in the rows above, the narrow support */
+#define LSX_CAS_ROWS_NARROW 2       /* rows above the narrow support reaches */
 #define LSX_CAS_NUP_MAX 90          /* lags in the rows above, the wide support */
 #define LSX_CAS_NL_MAX (LSX_CAS_NR + LSX_CAS_NUP_MAX)
 #define LSX_CAS_SHIFT 10            /* weights in units of 2^-10 */
@@ -41,10 +43,10 @@ static inline AURP_HD int lsx_cas_half(int wide, int r)
     return r <= 4 ? 20 - 4 * r : r == 5 ? 2 : r == 6 ? 0 : -1;
 }
 
-static inline AURP_HD int lsx_cas_rows_up(int wide) { return wide ? LSX_CAS_ROWS_MAX : 2; }
+static inline AURP_HD int lsx_cas_rows_up(int wide) { return wide ? LSX_CAS_ROWS_MAX : LSX_CAS_ROWS_NARROW; }
 
 /* The lags of a support: LSX_CAS_NR raster ones and those above. */
-static inline AURP_HD int lsx_cas_nl(int wide) { return LSX_CAS_NR + (wide ? LSX_CAS_NUP_MAX : 6); }
+static inline AURP_HD int lsx_cas_nl(int wide) { return LSX_CAS_NR + (wide ? LSX_CAS_NUP_MAX : LSX_CAS_NUP_NARROW); }
 
 /* Lag k (0 <= k < lsx_cas_nl(wide)) as (rows up, columns left): raster
  * lags (0, k + 1), then row after row above, left to right: (1, -h1) ..
@@ -125,10 +127,10 @@ static inline int32_t lsx_cas_raster(const int16_t *w, const int16_t *wrev, cons
 }
 
 /* The rows-above part of the corrections of row m >= 1, columns c0 <= n <
- * c1: above[n]; up[r - 1]: row m - r of the clipped residuals (W of
- * them), NULL above the frame, r = 1 .. lsx_cas_rows_up(wide)
- * (lsmix_cascade.c). */
-void lsx_cas_above(const int16_t *w, int wide, const int16_t *const *up, uint32_t W, uint32_t c0, uint32_t c1,
-                   int32_t *above);
+ * c1: above[n]; erow: row m of a plane of clipped residuals, W a row, that
+ * holds the rows m - 1 .. m - r before it for r = min(m,
+ * lsx_cas_rows_up(wide)) (lsmix_cascade.c). */
+void lsx_cas_above(const int16_t *w, int wide, const int16_t *erow, uint32_t W, uint32_t m, uint32_t c0,
+                   uint32_t c1, int32_t *above);
 
 #endif

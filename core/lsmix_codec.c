@@ -385,11 +385,7 @@ static void final_pass(const lsx_view *v, const uint16_t *u, const int16_t *ec, 
         int32_t *r0 = res + (size_t)m * W;
         const int32_t *r1 = m > 0 ? r0 - W : NULL, *r2 = m > 1 ? r0 - 2 * (size_t)W : NULL;
         const int cas = v->cas && m > 0;
-        if (cas) {
-            const int16_t *up[LSX_CAS_ROWS_MAX];
-            for (uint32_t r = 1; r <= LSX_CAS_ROWS_MAX; r++) up[r - 1] = r <= m ? ec + (size_t)(m - r) * W : NULL;
-            lsx_cas_above(v->cas_w, v->cas_wide, up, W, 0, W, above);
-        }
+        if (cas) lsx_cas_above(v->cas_w, v->cas_wide, ec + (size_t)m * W, W, m, 0, W, above);
         for (uint32_t n = 0; n < W; n++) {
             const size_t i = (size_t)m * W + n;
             const int32_t c = cas ? lsx_cas_round(lsx_cas_raster(v->cas_w, v->cas_wrev, ec, (int64_t)i) + above[n]) : 0;
@@ -802,12 +798,7 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
      * (it reads nothing of row m) */
     int16_t *ec_row = v->cas ? d->ec + (size_t)(m - d->ec_m0) * W : NULL;
     const int32_t *above = d->above;
-    if (v->cas && m > 0) {
-        const int16_t *up[LSX_CAS_ROWS_MAX] = {NULL};
-        for (uint32_t q = 1; q <= (uint32_t)lsx_cas_rows_up(v->cas_wide) && q <= m; q++)
-            up[q - 1] = ec_row - (size_t)q * W;
-        lsx_cas_above(v->cas_w, v->cas_wide, up, W, 0, W, d->above);
-    }
+    if (v->cas && m > 0) lsx_cas_above(v->cas_w, v->cas_wide, ec_row, W, m, 0, W, d->above);
     aurp_wavefront_await(wf, m, 0);
     for (uint32_t n = 0; n < W; n++, d->i++) {
         if (n == d->bands[b].c1) aurp_wavefront_await(wf, m, ++b);

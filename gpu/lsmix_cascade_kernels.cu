@@ -188,6 +188,17 @@ __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_padded_kernel(const
     }
 }
 
+/* Lets kernel fn take the `bytes` of dynamic shared memory a launch needs
+ * where they pass the 48 kB every kernel may have: the attribute of the
+ * current device, always set to CAS_CORR_SMEM (never the launch's own
+ * need, which a handle on another thread launching a wider frame would
+ * undercut between its call and its launch). */
+static cudaError_t allow_shared(const void *fn, size_t bytes)
+{
+    return bytes > 48 * 1024 ? cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, CAS_CORR_SMEM)
+                             : cudaSuccess;
+}
+
 cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t *hist, uint32_t *md, int16_t *ec,
                              const int *dm, const int *dn, int no, int max_dn, int64_t *R, cudaStream_t st)
 {
@@ -201,10 +212,7 @@ cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t
     if (rc != cudaSuccess) return rc;
     const size_t padded = (size_t)(CAS_CORR_ROWS + CAS_CORR_UP + 1) * (W + 2 * (size_t)max_dn) * sizeof *ec;
     if (padded <= CAS_CORR_SMEM) {
-        if (padded > 48 * 1024 &&
-            (rc = cudaFuncSetAttribute(cas_corr_padded_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       CAS_CORR_SMEM)) != cudaSuccess)
-            return rc;
+        if ((rc = allow_shared((const void *)cas_corr_padded_kernel, padded)) != cudaSuccess) return rc;
         const dim3 grid((H + CAS_CORR_ROWS - 1) / CAS_CORR_ROWS, CAS_CORR_SLICES);
         cas_corr_padded_kernel<<<grid, CAS_CORR_THREADS, padded, st>>>(
             ec, W, H, dm, dn, no, (uint32_t)max_dn, md, (unsigned long long *)R);
@@ -212,10 +220,7 @@ cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t
     }
     const size_t band = (size_t)(CAS_CORR_ROWS + CAS_CORR_UP) * W * sizeof *ec;
     const int staged = band <= CAS_CORR_SMEM;
-    if (staged && band > 48 * 1024 &&
-        (rc = cudaFuncSetAttribute(cas_corr_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, CAS_CORR_SMEM)) !=
-            cudaSuccess)
-        return rc;
+    if (staged && (rc = allow_shared((const void *)cas_corr_kernel, band)) != cudaSuccess) return rc;
     cas_corr_kernel<<<(H + CAS_CORR_ROWS - 1) / CAS_CORR_ROWS, CAS_CORR_THREADS, staged ? band : 0, st>>>(
         ec, W, H, dm, dn, no, staged, (unsigned long long *)R);
     return cudaGetLastError();
@@ -239,11 +244,12 @@ __global__ void __launch_bounds__(CAS_FINAL_PIXELS)
                      uint32_t W, uint32_t H, const int16_t *__restrict__ w, const uint16_t *__restrict__ ioff,
                      lsx_gpu_pipe pp)
 {
-    constexpr int NL = LSX_CAS_NR + (WIDE ? LSX_CAS_NUP_MAX : 6), ROWS = WIDE ? LSX_CAS_ROWS_MAX : 2;
+    constexpr int NL = LSX_CAS_NR + (WIDE ? LSX_CAS_NUP_MAX : LSX_CAS_NUP_NARROW);
+    constexpr int ROWS = WIDE ? LSX_CAS_ROWS_MAX : LSX_CAS_ROWS_NARROW;
     constexpr int UPW = CAS_FINAL_PIXELS + 2 * CAS_HALO;
     __shared__ int16_t sw[NL];
-    __shared__ int16_t up[ROWS][UPW];                            /* row m - r at up[r - 1], from column n0 - CAS_HALO */
-    __shared__ int16_t rast[LSX_CAS_NR + CAS_FINAL_PIXELS];     /* raster index t0 - NR .. */
+    __shared__ int16_t up[ROWS][UPW];                        /* row m - r at up[r - 1], from column n0 - CAS_HALO */
+    __shared__ int16_t rast[LSX_CAS_NR + CAS_FINAL_PIXELS]; /* raster index t0 - NR .. */
     for (int j = threadIdx.x; j < NL; j += blockDim.x) sw[j] = w[j];
     const uint16_t off = *ioff;
     const uint32_t per_row = (W + CAS_FINAL_PIXELS - 1) / CAS_FINAL_PIXELS;

@@ -11,6 +11,9 @@
 #include "internal.h"
 #include "lsmix.h"
 
+/* The tests' noise: the next state of a 64-bit LCG (Knuth's MMIX constants). */
+static uint64_t lcg_next(uint64_t *s) { return *s = *s * 6364136223846793005ull + 1442695040888963407ull; }
+
 Test(core_cascade, the_plan_stays_in_its_bounds)
 {
     lsx_cas_plan *pl = malloc(sizeof *pl);
@@ -68,8 +71,7 @@ Test(core_cascade, the_correlations_are_the_definitions)
         const uint32_t W = cases[c].W, H = cases[c].H;
         int16_t *ec = malloc(sizeof *ec * W * H);
         for (size_t i = 0; i < (size_t)W * H; i++) {
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            ec[i] = (int16_t)((int64_t)(s >> 33) % (2 * cases[c].clip + 1) - cases[c].clip);
+            ec[i] = (int16_t)((int64_t)(lcg_next(&s) >> 33) % (2 * cases[c].clip + 1) - cases[c].clip);
         }
         for (int threads = 1; threads <= 3; threads++) {
             cr_assert_eq(lsx_cas_correlations(pl, ec, W, H, cases[c].clip, threads, R), 0);
@@ -127,21 +129,18 @@ Test(core_cascade, the_row_pass_is_the_definition)
         for (int wide = 0; wide <= 1; wide++) {
             int16_t w[LSX_CAS_NL_MAX], wrev[LSX_CAS_NR];
             for (int j = 0; j < LSX_CAS_NL_MAX; j++) {
-                s = s * 6364136223846793005ull + 1442695040888963407ull;
-                w[j] = (int16_t)((int64_t)(s >> 40) % 100 - 50);
+                w[j] = (int16_t)((int64_t)(lcg_next(&s) >> 40) % 100 - 50);
             }
             for (int j = 0; j < LSX_CAS_NR; j++) wrev[LSX_CAS_NR - 1 - j] = w[j];
             for (size_t i = 0; i < (size_t)W * H; i++) {
-                s = s * 6364136223846793005ull + 1442695040888963407ull;
-                e[i] = (int16_t)((int64_t)(s >> 40) % 2001 - 1000);
+                e[i] = (int16_t)((int64_t)(lcg_next(&s) >> 40) % 2001 - 1000);
             }
             for (uint32_t m = 1; m < H; m++) {
-                const int16_t *up[LSX_CAS_ROWS_MAX];
-                for (uint32_t q = 1; q <= LSX_CAS_ROWS_MAX; q++) up[q - 1] = q <= m ? e + (size_t)(m - q) * W : NULL;
                 /* the whole row, and the row in column ranges (each gives its columns' part) */
-                lsx_cas_above(w, wide, up, W, 0, W, above);
+                lsx_cas_above(w, wide, e + (size_t)m * W, W, m, 0, W, above);
                 int32_t *banded = malloc(sizeof *banded * W);
-                for (uint32_t c0 = 0; c0 < W; c0 += 7) lsx_cas_above(w, wide, up, W, c0, c0 + 7 < W ? c0 + 7 : W, banded);
+                for (uint32_t c0 = 0; c0 < W; c0 += 7)
+                    lsx_cas_above(w, wide, e + (size_t)m * W, W, m, c0, c0 + 7 < W ? c0 + 7 : W, banded);
                 cr_assert(memcmp(banded, above, sizeof *above * W) == 0, "W %u: bands of the row differ", W);
                 free(banded);
                 for (uint32_t n = 0; n < W; n++) {
@@ -168,8 +167,7 @@ Test(core_cascade, the_fit_finds_a_filter_in_the_residuals)
     uint64_t s = 7;
     double a = 0, b = 0;
     for (size_t i = 0; i < n; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        const double noise = (double)((s >> 33) % 41) - 20.0;
+        const double noise = (double)((lcg_next(&s) >> 33) % 41) - 20.0;
         const double v = 0.5 * a - 0.25 * b + noise;
         b = a, a = v;
         e1[i] = (int32_t)(v < 0 ? v - 0.5 : v + 0.5);
@@ -206,10 +204,9 @@ Test(core_cascade, the_choice_takes_the_wide_support_where_it_pays)
     int16_t *ec = malloc(n * sizeof *ec);
     uint64_t s = 5;
     for (size_t i = 0; i < n; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
         const uint32_t m = (uint32_t)(i / W), c = (uint32_t)(i % W);
         const int32_t up = m >= 3 && c >= 6 ? e1[i - 3 * W - 6] : 0;
-        e1[i] = up / 2 + (int32_t)((s >> 33) % 41) - 20;
+        e1[i] = up / 2 + (int32_t)((lcg_next(&s) >> 33) % 41) - 20;
     }
     lsx_view v;
     memset(&v, 0, sizeof v);
