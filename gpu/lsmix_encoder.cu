@@ -537,28 +537,29 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     MARK(3);
     /* the pipelines, each on a stream of its own, with the histogram of its
      * DP candidate (try_residuals' candidate 4) */
-    CK(cudaEventRecord(s->sync.pipes_fork, st));
-    for (int i = 0; i < npipe; i++) {
-        cudaStream_t on = i == 0 ? st : s->sync.side[i - 1];
-        if (i > 0) CK(cudaStreamWaitEvent(on, s->sync.pipes_fork, 0));
-        CK(pipe_residuals(s, x, W, H, i, ioff, on));
-        if (i > 0) CK(cudaEventRecord(s->sync.pipe_done[i - 1], on));
-    }
     /* The cascade trial models the winner of every candidate below again
      * (try_cascade), which only their estimates name.  Consecutive frames
      * of a station mostly have the same winner, so the trial starts on the
-     * last frame's winner as soon as that pipeline is done, on the side
-     * stream (pipeline 1's), beside the other pipelines, the DP and the
-     * models, and where the last frame's trial won it codes its candidate
-     * at once; if the winner turns out other, it runs again after the
-     * choice. */
-    const int spec = LSX_CASCADE && H >= 2 && s->guess_pipe >= 0;
-    if (spec && s->guess_pipe == 0) { /* pipeline 0's end on the caller's stream */
-        CK(cudaEventRecord(s->sync.fork, st));
-        CK(cudaStreamWaitEvent(side, s->sync.fork, 0));
+     * last frame's winner as soon as that pipeline is done, beside the
+     * other pipelines, the DP and the models, and where the last frame's
+     * trial won it codes its candidate at once; if the winner turns out
+     * other, it runs again after the choice.  The trial is the frame's
+     * longest path, so its pipeline runs on side[0], the stream of the
+     * greatest priority, and the trial after it there: with the guessed
+     * pipeline on the caller's stream the trial waited for the pipeline
+     * whose blocks went last (and for pipeline 1's, on side[0] before it). */
+    const int spec = LSX_CASCADE && H >= 2 && s->guess_pipe >= 0 && s->guess_pipe < npipe;
+    const int on_side0 = spec ? s->guess_pipe : 1; /* the pipeline on side[0] */
+    CK(cudaEventRecord(s->sync.pipes_fork, st));
+    for (int i = 0, on_caller = 0, next_side = 1; i < npipe; i++) {
+        /* side[k], or k = -1: the caller's stream (the first other pipeline) */
+        const int k = i == on_side0 ? 0 : !on_caller ? (on_caller = 1, -1) : next_side++;
+        const cudaStream_t on = k < 0 ? st : s->sync.side[k];
+        if (k >= 0) CK(cudaStreamWaitEvent(on, s->sync.pipes_fork, 0));
+        CK(pipe_residuals(s, x, W, H, i, ioff, on));
+        if (k >= 0) CK(cudaEventRecord(s->sync.pipe_done[k], on));
     }
-    if (spec && s->guess_pipe == 2) CK(cudaStreamWaitEvent(side, s->sync.pipe_done[1], 0));
-    for (int i = 1; i < npipe; i++) CK(cudaStreamWaitEvent(st, s->sync.pipe_done[i - 1], 0));
+    for (int k = 0; k < npipe - 1; k++) CK(cudaStreamWaitEvent(st, s->sync.pipe_done[k], 0));
     lsx_view vc;
     int solved = 0;
     if (spec) CK(trial_sums(s, W, H, s->guess_pipe, side));
