@@ -210,7 +210,7 @@ __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ri
  * image a thread then takes one entry of LS_CPG adjacent columns and
  * slides the window along them (LS_CPG + 2 RC products a row, not LS_CPG
  * (2 RC + 1)); elsewhere a thread takes one (column, entry). */
-template <int DM, bool UNROLLED, int ZC, int RC>
+template <int DM, bool UNROLLED, int ZC, int RC, int NLS> /* NLS: a.nls where a constant (else 0) */
 __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
 {
     extern __shared__ uint64_t sm[];
@@ -218,7 +218,7 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
      * order): the window's shared-memory offsets become immediates, which
      * the training loop, short of registers beside the solve, needs, and
      * the regressors' kinds are known where they are staged */
-    const int Z = ZC ? ZC : a.Z, NE = ZC ? ZC * (ZC + 1) / 2 : a.NE, nls = a.nls;
+    const int Z = ZC ? ZC : a.Z, NE = ZC ? ZC * (ZC + 1) / 2 : a.NE, nls = NLS ? NLS : a.nls;
     const int K = ZC ? ZC - 1 - LSX_PREV - LSX_EXTRA : a.K;
     uint64_t *gst = sm;                                          /* [nls][LS_TC][NE] running sums */
     uint64_t *gs = gst + (size_t)nls * LS_TC * NE;               /* [nls][rows][LS_TC][NE] per row */
@@ -243,9 +243,24 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
         const int nr = (int)min((uint32_t)a.rows, a.H - 1 - i0);
         /* the regressors of every row of the chunk at once: one wait for
          * global memory per chunk, not per row; a thread per pixel */
-        for (int t = threadIdx.x; t < nr * nz; t += LS_THREADS) {
-            const int ii = t / nz, q = t % nz;
-            for (int j = 0; j < Z; j++) zs[t * Z + j] = regressor(a, K, i0 + (uint32_t)ii, lo + (uint32_t)q, j);
+        if (ZC) {
+            /* every load of a pixel issued before its first store (unrolled,
+             * the regressors' kinds constants): one wait for memory, not one
+             * a regressor past the lags (the staging 165k -> 76k cycles of
+             * an LS block's 1.07M, H100; two pixels a thread at once: 86k) */
+            for (int t = threadIdx.x; t < nr * nz; t += LS_THREADS) {
+                const int ii = t / nz, q = t % nz;
+                uint32_t v[ZC ? ZC : 1];
+#pragma unroll
+                for (int j = 0; j < ZC; j++) v[j] = regressor(a, K, i0 + (uint32_t)ii, lo + (uint32_t)q, j);
+#pragma unroll
+                for (int j = 0; j < ZC; j++) zs[t * Z + j] = v[j];
+            }
+        } else {
+            for (int t = threadIdx.x; t < nr * nz; t += LS_THREADS) {
+                const int ii = t / nz, q = t % nz;
+                for (int j = 0; j < Z; j++) zs[t * Z + j] = regressor(a, K, i0 + (uint32_t)ii, lo + (uint32_t)q, j);
+            }
         }
         __syncthreads();
         /* a thread takes its (column, entry) sums through every row of the
@@ -326,26 +341,28 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
             double coef[DM];
             int k;
             k = ldl_solve<DM, UNROLLED>(a.D, Z, g, a.ridge, coef);
+            /* pixel (m, n)'s regressors: staged, but for the chunk's last row */
+            const uint32_t *zp = ii + 1 < nr ? zs + ((size_t)(ii + 1) * nz + (n - lo)) * Z : NULL;
             double v = 0.0;
 #pragma unroll
             for (int j = 0; j < DM; j++)
-                if (j < k) v = v + coef[j] * (double)regressor(a, K, m, n, j);
+                if (j < k) v = v + coef[j] * (double)(zp ? zp[j] : regressor(a, K, m, n, j));
             a.out[l][(size_t)m * a.pitch + (n - a.col0)] = v;
         }
         __syncthreads();
     }
 }
 
-static_assert(LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA == 12, "the default order's kernel is ls_kernel<12, true, 13, R>");
+static_assert(LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA == 12, "the default order's kernel is ls_kernel<12, true, 13, R, nls>");
 
-template <int DM, bool UNROLLED, int ZC, int RC = 0>
+template <int DM, bool UNROLLED, int ZC, int RC = 0, int NLS = 0>
 static cudaError_t launch_ls(const ls_args &a, size_t smem, cudaStream_t st)
 {
-    cudaError_t rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED, ZC, RC>,
+    cudaError_t rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED, ZC, RC, NLS>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (rc != cudaSuccess) return rc;
     unsigned blocks = (a.c1 - a.c0 + LS_TC - 1) / LS_TC;
-    ls_kernel<DM, UNROLLED, ZC, RC><<<blocks, LS_THREADS, smem, st>>>(a);
+    ls_kernel<DM, UNROLLED, ZC, RC, NLS><<<blocks, LS_THREADS, smem, st>>>(a);
     return cudaGetLastError();
 }
 
@@ -372,8 +389,11 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
     a.rows = (int)rows;
     a.pitch = pitch, a.col0 = col0;
     const size_t smem = fixed + per_row * rows;
+    /* the default order and M with the trainings' count a constant too:
+     * the training's loop then has no test of it a column and a row */
     if (a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA && a.R == (LSX_DEFAULT_M - 1) / 2)
-        return launch_ls<12, true, 13, (LSX_DEFAULT_M - 1) / 2>(a, smem, st);
+        return nls == 1 ? launch_ls<12, true, 13, (LSX_DEFAULT_M - 1) / 2, 1>(a, smem, st)
+                        : launch_ls<12, true, 13, (LSX_DEFAULT_M - 1) / 2, 2>(a, smem, st);
     if (a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA) return launch_ls<12, true, 13>(a, smem, st);
     if (a.D <= 12) return launch_ls<12, true, 0>(a, smem, st);
     if (a.D <= 16) return launch_ls<16, false, 0>(a, smem, st);
