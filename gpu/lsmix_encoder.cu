@@ -82,8 +82,8 @@ struct lsx_gpu_state {
     /* kept across buffer regrowth: BG depends on the pixels alone, so it
      * runs on side[0] (RL, after BG's column pass, on side[1]) while the
      * LS stage runs on the caller's stream; the
-     * pipelines are independent, so 1 and 2 run on side[0] and side[1]
-     * while 0 runs on the caller's */
+     * pipelines are independent, so they run on the three streams at once,
+     * the last frame's winner on side[0] (the cascade trial follows it) */
     struct {
         cudaStream_t side[2];
         cudaEvent_t fork, join, pipes_fork, pipe_done[2];
@@ -552,8 +552,10 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     const int on_side0 = spec ? s->guess_pipe : 1; /* the pipeline on side[0] */
     CK(cudaEventRecord(s->sync.pipes_fork, st));
     for (int i = 0, on_caller = 0, next_side = 1; i < npipe; i++) {
-        /* side[k], or k = -1: the caller's stream (the first other pipeline) */
-        const int k = i == on_side0 ? 0 : !on_caller ? (on_caller = 1, -1) : next_side++;
+        int k; /* pipeline i on side[k], or (k = -1) on the caller's stream: the first of the others */
+        if (i == on_side0) k = 0;
+        else if (!on_caller) k = -1, on_caller = 1;
+        else k = next_side++;
         const cudaStream_t on = k < 0 ? st : s->sync.side[k];
         if (k >= 0) CK(cudaStreamWaitEvent(on, s->sync.pipes_fork, 0));
         CK(pipe_residuals(s, x, W, H, i, ioff, on));
