@@ -2,13 +2,14 @@
 # Everything the GPU encoder needs on the device machine, in one call:
 # build, GPU tests (byte-identical to the CPU encoder), compute-sanitizer
 # memcheck + racecheck on small frames, and the benchmark.  Logs go to $OUT.
-#   run tool:  scripts/device-run.sh [test|sanitize|memcheck|racecheck|racecheck-wide|bench|cli|daemon|gpufault|profile|racediag ...]   (carry .carry)
+#   run tool:  scripts/device-run.sh [test|sanitize|memcheck|racecheck|racecheck-small|racecheck-wide|bench|cli|daemon|gpufault|profile|racediag ...]   (carry .carry)
 # Default: test sanitize bench cli daemon.  sanitize = memcheck racecheck.
 # The racecheck of the small frames took about 7 minutes, and more than a
 # call's 10 since the cascade's wide support made its kernels heavier:
 # split it over calls by frame name (AURP_GPU_TEST_ONLY=spectrum-1 ...);
 # racecheck-wide (about 7 minutes, a call of its own) checks the one test
-# frame that takes the wide support.  The steps' verdicts are printed
+# frame that takes the wide support, racecheck-small (about 2) one small
+# frame whose LS kernel has interior blocks.  The steps' verdicts are printed
 # again at the end, where a remote run's last lines show them.
 # Frames: tests/data/real/*.fits (the real frames; they travel with the tree).
 set -u
@@ -45,6 +46,16 @@ for s in $steps; do
         $B/tests/gpu/test_gpu_encode "$DATA"/*.fits $SIMF >"$OUT/test.log" 2>&1; rc=$?
         grep -E "^FAIL" "$OUT/test.log" | tail -15
         verdict "test (GPU bytes = CPU bytes): $(grep passed "$OUT/test.log" | tail -1) rc=$rc"
+        [ $rc -ne 0 ] && status=1 ;;
+    racecheck-small)
+        # one small frame with interior LS blocks (37 x 100, 104 cases,
+        # about 2 minutes): the racecheck of a kernel change that fits in
+        # a call beside the other steps
+        echo "== compute-sanitizer --tool racecheck (37 x 100)"
+        AURP_GPU_TEST_ONLY=37x100 AURP_GPU_TEST_QUICK=1 AURP_GPU_TEST_DEVICES=1 compute-sanitizer --tool racecheck \
+            --error-exitcode 9 $B/tests/gpu/test_gpu_encode >"$OUT/sanitize-racecheck-small.log" 2>&1; rc=$?
+        verdict "racecheck (37 x 100): $(grep passed "$OUT/sanitize-racecheck-small.log" | tail -1);" \
+            "$(grep -E "RACECHECK SUMMARY" "$OUT/sanitize-racecheck-small.log" | tail -1) rc=$rc"
         [ $rc -ne 0 ] && status=1 ;;
     racecheck-wide)
         # the one simulated test frame whose cascade takes the wide support
