@@ -535,8 +535,6 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(cudaStreamWaitEvent(st, s->sync.join, 0));
     CK(cudaStreamWaitEvent(st, s->sync.join_rl, 0));
     MARK(3);
-    /* the pipelines, each on a stream of its own, with the histogram of its
-     * DP candidate (try_residuals' candidate 4) */
     /* The cascade trial models the winner of every candidate below again
      * (try_cascade), which only their estimates name.  Consecutive frames
      * of a station mostly have the same winner, so the trial starts on the
@@ -551,6 +549,8 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     const int spec = LSX_CASCADE && H >= 2 && s->guess_pipe >= 0 && s->guess_pipe < npipe;
     const int on_side0 = spec ? s->guess_pipe : 1; /* the pipeline on side[0] */
     CK(cudaEventRecord(s->sync.pipes_fork, st));
+    /* the pipelines, each on a stream of its own, with the histogram of its
+     * DP candidate (try_residuals' candidate 4) */
     for (int i = 0, on_caller = 0, next_side = 1; i < npipe; i++) {
         int k; /* pipeline i on side[k], or (k = -1) on the caller's stream: the first of the others */
         if (i == on_side0) k = 0;
