@@ -1,100 +1,19 @@
-/* noise_floor: a lower bound on the size of any lossless code of a
- * simulated frame.
- *
- * The simulator draws each pixel as X = clip(round(mu + (E - lambda)/g +
- * r Z + p Y)), E ~ Poisson(lambda) (sim_poisson: exact below 30 electrons, a
- * rounded normal above), Z, Y ~ N(0,1), with mu, lambda and the response
- * sd p fixed by the scene and the detector (sim_frame_model).  p Y is the
- * pixel response non-uniformity: fixed per seed, so a flat field would
- * remove it, but white noise to a coder of single frames.  Whatever such a
- * coder knows, its expected code length is at least H(X) >= H(X | mu,
- * lambda, p) = sum over pixels of the entropy of that pixel's noise.  This program prints that sum per frame,
- * so that a target such as "3 % below cjxl -e 9" can be checked against
- * what the noise leaves possible.
- *
- *   build/tests/bench/noise_floor 1024 1024 aurora:1:1 dark:4:1 ...
- *   (-q: the bytes alone, one line per frame; scripts/bench-size.sh)
- *
- * Per pixel: below 30 electrons the exact distribution (Poisson times the
- * read noise's bins), tabulated over lambda and the fraction of mu, plus
- * the normal's entropy change for p (< 0.2 ADU there); above, the
- * discretised normal of variance lambda/g^2 + 1/(12 g^2) + r^2 + p^2 (the
- * electron lattice, <= 0.91 ADU, is far finer than r >= 3 ADU), with the
- * clip at 65535 computed bin by bin where it is within 9 sigma.  Check
- * column: the share of unclipped pixels within 3 model sd of mu (0.9973
- * for a normal).
- */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+/* Round 20: the simulator's frame as a per-pixel dump (pixels, true mean,
+ * electrons, response sd, each pixel's floor bits and noise sd, then the
+ * hot pixels and cosmic rays alone), for the analyses of r20_py/.  The
+ * floor per pixel is tests/bench/noise_floor.c's, whose helpers are
+ * included from there (one definition).
+ *   cc -O2 -Isim -Icore -o /tmp/simdump research/r20_simdump.c sim/sim_frame.c sim/sim_kinds.c -lm
+ *   /tmp/simdump echelle:9:1 /tmp/sim_echelle_9_1.sim */
+#define main noise_floor_main /* noise_floor.c's own main, unused here */
+#include "../tests/bench/noise_floor.c"
+#undef main
 
-#include "sim.h"
 #include "sim_internal.h"
-
-#define LAMBDA_STEPS 1200 /* exact table: lambda in [0, 30) by 1/40 */
-#define FRAC_STEPS 16
-
-static double bin_prob(double lo, double hi, double mean, double sd)
-{
-    return 0.5 * (erfc((lo - mean) / (sd * M_SQRT2)) - erfc((hi - mean) / (sd * M_SQRT2)));
-}
-
-/* Entropy (bits) of round(f + (E - lambda)/g + r Z), E ~ Poisson(lambda). */
-static double exact_small(double lambda, double f, double g, double r)
-{
-    double pk[128];
-    int kmax = 0;
-    double p = exp(-lambda);
-    for (int k = 0; k < 128; k++) {
-        pk[k] = p;
-        kmax = k;
-        p *= lambda / (k + 1);
-        if (k > lambda && p < 1e-15) break;
-    }
-    int lo = (int)floor(f - lambda / g - 10 * r) - 1, hi = (int)ceil(f + (kmax - lambda) / g + 10 * r) + 1;
-    double h = 0;
-    for (int x = lo; x <= hi; x++) {
-        double px = 0;
-        for (int k = 0; k <= kmax; k++) {
-            double c = f + (k - lambda) / g;
-            px += pk[k] * bin_prob(x - 0.5, x + 0.5, c, r);
-        }
-        if (px > 0) h -= px * log2(px);
-    }
-    return h;
-}
-
-/* Entropy of the discretised normal (mean, sd) clipped at 65535. */
-static double normal_clipped(double mean, double sd)
-{
-    if (mean + 9 * sd < 65534.5) return 0.5 * log2(2 * M_PI * M_E * sd * sd);
-    double h = 0, below = 0;
-    for (long x = (long)floor(mean - 10 * sd); x < 65535; x++) {
-        double px = bin_prob(x - 0.5, x + 0.5, mean, sd);
-        below += px;
-        if (px > 0) h -= px * log2(px);
-    }
-    double top = 1 - below;
-    if (top > 0) h -= top * log2(top);
-    return h;
-}
-
-static int parse_spec(const char *spec, sim_options *o, unsigned long long *seed)
-{
-    char kind[32];
-    double level = 1;
-    if (sscanf(spec, "%31[^:]:%llu:%lf", kind, seed, &level) < 2) return -1;
-    int k = sim_kind_from_name(kind);
-    if (k < 0) return -1;
-    sim_options_for_kind(o, (sim_kind)k);
-    o->level = level;
-    return 0;
-}
-
 
 int main(int argc, char **argv)
 {
+    if (argc < 3) return 2;
     unsigned w = 1024, h = 1024;
     size_t npix = (size_t)w * h;
     uint16_t *pix = malloc(npix * sizeof *pix);
