@@ -243,22 +243,20 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
         const int nr = (int)min((uint32_t)a.rows, a.H - 1 - i0);
         /* the regressors of every row of the chunk at once: one wait for
          * global memory per chunk, not per row; a thread per pixel */
-        if (ZC) {
-            /* every load of a pixel issued before its first store (unrolled,
-             * the regressors' kinds constants): one wait for memory, not one
-             * a regressor past the lags (the staging 165k -> 76k cycles of
-             * an LS block's 1.07M, H100; two pixels a thread at once: 86k) */
-            for (int t = threadIdx.x; t < nr * nz; t += LS_THREADS) {
-                const int ii = t / nz, q = t % nz;
+        for (int t = threadIdx.x; t < nr * nz; t += LS_THREADS) {
+            const int ii = t / nz, q = t % nz;
+            if (ZC) {
+                /* every load of a pixel issued before its first store
+                 * (unrolled, the regressors' kinds constants): one wait for
+                 * memory, not one a regressor past the lags (the staging
+                 * 165k -> 76k cycles of an LS block's 1.07M, H100; two
+                 * pixels a thread at once: 86k) */
                 uint32_t v[ZC ? ZC : 1];
 #pragma unroll
                 for (int j = 0; j < ZC; j++) v[j] = regressor(a, K, i0 + (uint32_t)ii, lo + (uint32_t)q, j);
 #pragma unroll
                 for (int j = 0; j < ZC; j++) zs[t * Z + j] = v[j];
-            }
-        } else {
-            for (int t = threadIdx.x; t < nr * nz; t += LS_THREADS) {
-                const int ii = t / nz, q = t % nz;
+            } else {
                 for (int j = 0; j < Z; j++) zs[t * Z + j] = regressor(a, K, i0 + (uint32_t)ii, lo + (uint32_t)q, j);
             }
         }
