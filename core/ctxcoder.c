@@ -94,11 +94,11 @@ int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, ctx_sym *out)
     return n;
 }
 
-size_t ctx_rans_encode(const ctx_sym *sym, size_t n, uint8_t *out, size_t cap)
+size_t ctx_rans_encode(const ctx_sym *sym, size_t n, uint32_t x0, uint8_t *out, size_t cap)
 {
     if (cap < 4) return 0;
     uint8_t *p = out + cap; /* bytes are produced back to front */
-    uint32_t x = AURP_RANS_L;
+    uint32_t x = x0;
     for (size_t i = n; i-- > 0;) {
         const ctx_sym *s = &sym[i];
         uint32_t xmax = ((AURP_RANS_L >> s->bits) << 8) * s->freq;
@@ -150,10 +150,10 @@ static inline int take_raw(ctx_rans_dec *d, int bits, uint32_t *v)
 typedef uint32_t cum_lanes __attribute__((vector_size(16 * sizeof(uint32_t))));
 typedef int32_t cum_mask __attribute__((vector_size(16 * sizeof(int32_t))));
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#endif
-int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *e)
+/* One residual; its raw bits and sign from the carry k first where k is
+ * not NULL (lsx_carry_take). */
+static inline __attribute__((always_inline)) int decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx,
+                                                                 lsx_carry_dec *k, int32_t *e)
 {
     const uint32_t *cum = cm->cum[ctx];
     uint32_t slot = d->x & ((1u << CTX_PROB_BITS) - 1);
@@ -173,17 +173,37 @@ int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *
     if (advance(d, cm->freq[ctx][lo], cum[lo], CTX_PROB_BITS, slot) != 0) return -1;
     int nraw;
     uint32_t v = ctx_token_base(lo, &nraw), raw = 0, sign = 0;
-    if (nraw > 0 && take_raw(d, nraw, &raw) != 0) return -1;
+    if (nraw > 0 && !(k && lsx_carry_take(k, nraw, &raw)) && take_raw(d, nraw, &raw) != 0) return -1;
     v += raw;
     if (v > AURP_RESIDUAL_MAX) return -1;
-    if (v != 0 && take_raw(d, 1, &sign) != 0) return -1;
+    if (v != 0 && !(k && lsx_carry_take(k, 1, &sign)) && take_raw(d, 1, &sign) != 0) return -1;
     *e = sign ? -(int32_t)v : (int32_t)v;
     return 0;
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *e)
+{
+    return decode_residual(d, cm, ctx, NULL, e);
+}
+
+int ctx_decode_residual_carry(ctx_rans_dec *d, const ctx_model *cm, int ctx, lsx_carry_dec *k, int32_t *e)
+{
+    return decode_residual(d, cm, ctx, k, e);
 }
 
 int ctx_rans_dec_at_start_state(const ctx_rans_dec *d)
 {
     return d->x == AURP_RANS_L ? 0 : -1;
+}
+
+int ctx_rans_dec_carry(const ctx_rans_dec *d, lsx_carry_dec *k)
+{
+    if (d->x - AURP_RANS_L >= (1u << LSX_CARRY_BITS)) return -1; /* (x >= 2^23 after any symbol) */
+    *k = (lsx_carry_dec){d->x - AURP_RANS_L, LSX_CARRY_BITS, 1};
+    return 0;
 }
 
 int ctx_rans_dec_finish(const ctx_rans_dec *d)

@@ -29,6 +29,7 @@
 #include "aurp.h"
 #include "lsmix_arith.h"
 #include "lsmix_bg.h"
+#include "lsmix_carry.h"
 #include "lsmix_cascade.h"
 #include "lsmix_rl.h"
 
@@ -205,8 +206,10 @@ typedef struct {
 /* Appends the symbols of residual e in context ctx (token, raw bits, sign). */
 int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, ctx_sym *out);
 
-/* rANS with per-symbol precision, as the paper profile's byte-wise coder. */
-size_t ctx_rans_encode(const ctx_sym *sym, size_t n, uint8_t *out, size_t cap);
+/* rANS with per-symbol precision, as the paper profile's byte-wise coder,
+ * from the initial state x0 (AURP_RANS_L, or that plus a carry:
+ * lsmix_carry.h). */
+size_t ctx_rans_encode(const ctx_sym *sym, size_t n, uint32_t x0, uint8_t *out, size_t cap);
 
 typedef struct {
     const uint8_t *in;
@@ -217,6 +220,11 @@ typedef struct {
 int ctx_rans_dec_init(ctx_rans_dec *d, const uint8_t *in, size_t len);
 /* Decodes one residual in context ctx; -1 when the stream is corrupt. */
 int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *e);
+/* The same while a segment's carry k is open (lsmix_carry.h). */
+int ctx_decode_residual_carry(ctx_rans_dec *d, const ctx_model *cm, int ctx, lsx_carry_dec *k, int32_t *e);
+/* The carry in the state a segment ended with (x = 2^23 + c); -1 where c
+ * is not below 2^LSX_CARRY_BITS. */
+int ctx_rans_dec_carry(const ctx_rans_dec *d, lsx_carry_dec *k);
 /* 0 when the segment ended exactly where it should. */
 int ctx_rans_dec_finish(const ctx_rans_dec *d);
 /* 0 when the coder is back at the encoder's initial state: a segment's
@@ -226,7 +234,7 @@ int ctx_rans_dec_at_start_state(const ctx_rans_dec *d);
 /* ---- the profile's codec (lsmix_codec.c) ---------------------------- */
 
 #define LSX_HEADER 24
-#define LSX_SEG_LOG2 14     /* segments of 2^14 pixels */
+#define LSX_SEG_LOG2 12     /* segments of 2^12 pixels (the GPU encoder codes them in parallel) */
 #define LSX_NCTX 12         /* activity contexts of the first candidate */
 #define LSX_NIB 4           /* intensity classes the encoder aims for */
 #define LSX_IOFF_PERMILLE 1 /* intensity offset: this quantile of the pixels */
@@ -238,6 +246,8 @@ int ctx_rans_dec_at_start_state(const ctx_rans_dec *d);
 #define LSX_BG 1            /* new streams blend the BG member */
 #define LSX_CASCADE 1       /* new streams try the cascade stage (3.2), kept where smaller */
 #define LSX_CAS_WIDE 1      /* the encoder weighs the wide support in the rows above (header byte 23 bit 4) */
+#define LSX_CARRY 1         /* new streams carry a segment's first uniform symbols in the state of the
+                             * one before (header byte 23 bit 5; lsmix_carry.h) */
 #define LSX_SEG_LENGTHS 0   /* new streams leave out the segments' lengths (3.1: a decoder finds each
                              * segment's end where its last pixel leaves the coder's initial state) */
 
@@ -257,6 +267,7 @@ typedef struct {
     uint8_t ibnd[CTX_MAX_IB];
     uint32_t nseg;
     int seg_lengths; /* the segments' lengths precede them (header byte 23 bit 3 clear) */
+    int carry;       /* the carry of the segments (lsmix_carry.h; header byte 23 bit 5, only with bit 3) */
     const uint8_t *seg_lens, *segs; /* seg_lens: NULL without the lengths */
     size_t body_len;                /* the bytes of every segment together */
     /* the cascade stage (lsmix_cascade.h; header byte 23 bit 2) */

@@ -3,8 +3,9 @@
  * Encoder: the LS predictions of every pixel, one band of columns a thread
  * (the encoder has every pixel, so bands are independent); then, in raster
  * order, the blend, the residual and its context; then the token counts
- * walked once to snapshot the model at every segment start; then the rANS
- * segments, a thread each, each replaying the model from its snapshot.
+ * walked once to snapshot the model where each coding thread's run of
+ * segments starts; then the rANS segments, a run of them a thread, each
+ * thread replaying the model from its snapshot through its run.
  * Decoder: the pixels are decoded left to right, row by row (contexts and
  * blend need the pixels and residuals left of them); the columns' training
  * and solving for row m+1, chunk by chunk, runs on the other threads (and
@@ -99,7 +100,7 @@ size_t lsx_write_header(uint8_t *h, const lsx_view *v, const uint32_t *seg_len)
     for (int i = 0; i < v->nib - 1; i++) h[19 + i] = v->ibnd[i];
     h[22] = (uint8_t)v->set;
     h[23] = (uint8_t)(v->prior | v->bg << 1 | (v->cas != 0) << 2 | !v->seg_lengths << 3 |
-                      (v->cas != 0 && v->cas_wide) << 4);
+                      (v->cas != 0 && v->cas_wide) << 4 | (!v->seg_lengths && v->carry) << 5);
     for (int i = 0; i < v->nctx - 1; i++) aurp_put_u32(h + LSX_HEADER + 4 * i, v->thr[i]);
     if (v->cas) {
         uint8_t *q = h + LSX_HEADER + 4 * (size_t)(v->nctx - 1);
@@ -178,7 +179,10 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
     v->cas = in[23] >> 2 & 1;
     v->seg_lengths = !(in[23] >> 3 & 1);
     v->cas_wide = in[23] >> 4 & 1;
-    if (in[23] > 31 || (v->cas_wide && !v->cas)) /* bit 4 describes the cascade stage's block */
+    v->carry = in[23] >> 5 & 1;
+    /* bit 4 describes the cascade stage's block; bit 5 the ends of segments
+     * that have no lengths */
+    if (in[23] > 63 || (v->cas_wide && !v->cas) || (v->carry && v->seg_lengths))
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: header flags %#x unknown", (unsigned)in[23]);
     if (v->set >= LSX_NSETS)
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set %d unknown", v->set);
@@ -252,7 +256,7 @@ typedef struct {
     const lsx_view *v;
     const int32_t *res;
     const uint8_t *ctx;
-    const ctx_model *snap; /* [nseg] model at each segment start */
+    const ctx_model *snap; /* [nbands] the model where each thread's segments start (seg_run) */
     uint8_t *seg_buf;
     size_t seg_cap;
     uint32_t *seg_len;
@@ -301,13 +305,24 @@ static void predict_band(void *arg, int bi)
     lsx_band_free(&b);
 }
 
+/* The coding threads: min(threads, nseg); thread t codes the segments from
+ * seg_run(nseg, t, bands) up to seg_run(nseg, t + 1, bands). */
+static uint32_t coding_bands(const lsx_view *v, int threads)
+{
+    return (uint32_t)threads < v->nseg ? (uint32_t)threads : v->nseg;
+}
+static uint32_t seg_run(uint32_t nseg, uint32_t t, uint32_t bands)
+{
+    return (uint32_t)((uint64_t)nseg * t / bands);
+}
+
 static void encode_segment_range(void *arg, int t)
 {
     enc_job *j = arg;
     const lsx_view *v = j->v;
     const uint64_t pixels = (uint64_t)v->W * v->H;
-    uint32_t s0 = (uint32_t)((uint64_t)v->nseg * (uint64_t)t / (uint64_t)j->nbands);
-    uint32_t s1 = (uint32_t)((uint64_t)v->nseg * (uint64_t)(t + 1) / (uint64_t)j->nbands);
+    const uint32_t bands = (uint32_t)j->nbands;
+    uint32_t s0 = seg_run(v->nseg, (uint32_t)t, bands), s1 = seg_run(v->nseg, (uint32_t)t + 1, bands);
     size_t seg_pixels = (size_t)1 << v->seg_log2;
     ctx_sym *sym = malloc(3 * seg_pixels * sizeof *sym);
     ctx_model *cm = malloc(sizeof *cm);
@@ -320,16 +335,31 @@ static void encode_segment_range(void *arg, int t)
     for (uint32_t s = s0; s < s1; s++) {
         uint64_t a = (uint64_t)s << v->seg_log2;
         uint64_t b = a + seg_pixels < pixels ? a + seg_pixels : pixels;
-        *cm = j->snap[s];
+        /* with the carry: this segment's first uniform symbols ride in the
+         * state of the one before, and the next one's in this one's */
+        lsx_carry_end own = {0, 0}, next_end;
+        uint32_t x0 = AURP_RANS_L;
+        if (v->carry && s > 0) lsx_carry(j->res + a, (uint32_t)(b - a), &own);
+        if (v->carry && b < pixels)
+            x0 += lsx_carry(j->res + b, (uint32_t)(b + seg_pixels < pixels ? seg_pixels : pixels - b), &next_end);
+        if (s == s0) *cm = j->snap[t]; /* then the model runs on across the segments */
         size_t ns = 0;
         for (uint64_t i = a; i < b; i++) {
             if (ctx_refresh_due(i)) ctx_model_refresh(cm);
             int nraw;
             uint32_t mag = (uint32_t)(j->res[i] < 0 ? -j->res[i] : j->res[i]);
+            const int tok = ctx_token(mag, &nraw);
+            const size_t n0 = ns;
             ns += (size_t)ctx_symbols(cm, j->ctx[i], j->res[i], sym + ns);
-            ctx_model_count(cm, j->ctx[i], ctx_token(mag, &nraw));
+            if (i - a <= own.q_end) { /* leave out what the carry took: symbol n0 is the token */
+                const int raw = nraw > 0 && lsx_carry_raw(&own, (uint32_t)(i - a));
+                const int sign = mag != 0 && lsx_carry_sign(&own, (uint32_t)(i - a));
+                if (raw) memmove(sym + n0 + 1, sym + n0 + 2, (ns - n0 - 2) * sizeof *sym), ns--;
+                if (sign) ns--; /* the sign is the last */
+            }
+            ctx_model_count(cm, j->ctx[i], tok);
         }
-        size_t len = ctx_rans_encode(sym, ns, j->seg_buf + (size_t)s * j->seg_cap, j->seg_cap);
+        size_t len = ctx_rans_encode(sym, ns, x0, j->seg_buf + (size_t)s * j->seg_cap, j->seg_cap);
         if (len == 0) atomic_store(&j->failed, 1);
         j->seg_len[s] = (uint32_t)len;
     }
@@ -423,21 +453,24 @@ static void choose_intensity_classes(lsx_view *v, const uint8_t *itok, uint64_t 
 }
 
 /* The model pass of candidate v: every pixel's context into ctx, the
- * model at every segment start into snap, and the estimate of the stream's
+ * model where each of the coding threads' runs of segments starts
+ * (coding_bands, seg_run) into snap, and the estimate of the stream's
  * size in Q16 bits (lsx_token_cost_q16 of every pixel's token under the
  * table it is coded with, plus the header's and the segment states' bits):
  * exact integers, which the GPU encoder sums the same way. */
 static uint64_t model_pass(const enc_job *j, const lsx_view *v, const int32_t *res, const uint32_t *act,
-                           const uint8_t *itok, uint8_t *ctx, ctx_model *snap)
+                           const uint8_t *itok, uint8_t *ctx, ctx_model *snap, int threads)
 {
     const uint64_t pixels = (uint64_t)v->W * v->H;
+    const uint32_t bands = coding_bands(v, threads);
+    uint32_t run = 0; /* the next run's snapshot */
     for (uint64_t i = 0; i < pixels; i++)
         ctx[i] = (uint8_t)(ctx_of(act[i], v->thr, v->nctx) * v->nib + intensity_class(v, itok[i]));
     ctx_model cm;
     ctx_model_init(&cm, v->nctx * v->nib, v->nib, v->prior);
     uint64_t bits = 0;
     for (uint64_t i = 0; i < pixels; i++) {
-        if ((i & (((uint64_t)1 << v->seg_log2) - 1)) == 0) snap[i >> v->seg_log2] = cm;
+        if (run < bands && i == (uint64_t)seg_run(v->nseg, run, bands) << v->seg_log2) snap[run++] = cm;
         if (ctx_refresh_due(i)) ctx_model_refresh(&cm);
         int nraw;
         const int t = ctx_token((uint32_t)(res[i] < 0 ? -res[i] : res[i]), &nraw);
@@ -457,7 +490,7 @@ static size_t code_segments(enc_job *j, const lsx_view *v, const int32_t *res, c
     j->res = res;
     j->ctx = ctx;
     j->snap = snap;
-    j->nbands = (uint32_t)threads < v->nseg ? threads : (int)v->nseg;
+    j->nbands = (int)coding_bands(v, threads);
     aurp_parallel(j->nbands, encode_segment_range, j);
     if (atomic_load(&j->failed)) return 0;
     size_t len = stream_header_len(v);
@@ -536,7 +569,7 @@ static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, u
     for (int k = 0; k < LSX_NCAND; k++) {
         const int repeats = k > 0 && cand[k]->nib == cand[k - 1]->nib && cand[k]->nctx == cand[k - 1]->nctx;
         if (!lsx_candidate_tried(k, want, pixels, have_dp, repeats)) continue;
-        const uint64_t est = model_pass(j, cand[k], res, act, itok, ctx, snap);
+        const uint64_t est = model_pass(j, cand[k], res, act, itok, ctx, snap, threads);
         if (best->est != 0 && est >= best->est) continue;
         size_t len = code_segments(j, cand[k], res, ctx, snap, threads);
         if (len == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", v.W, v.H);
@@ -617,6 +650,7 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
                   .prior = LSX_PRIOR, .bg = LSX_BG};
     v.nseg = (uint32_t)((pixels + (1u << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2);
     v.seg_lengths = LSX_SEG_LENGTHS;
+    v.carry = LSX_CARRY && !LSX_SEG_LENGTHS;
     v.ioff = choose_ioff(u, pixels);
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
@@ -630,7 +664,7 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
                      malloc((size_t)pixels * sizeof *pl.ec), malloc((size_t)pixels * sizeof *pl.act),
                      malloc((size_t)pixels), malloc((size_t)W * sizeof *pl.above)};
     uint8_t *ctx = malloc((size_t)pixels);
-    ctx_model *snap = malloc((size_t)v.nseg * sizeof *snap);
+    ctx_model *snap = malloc((size_t)coding_bands(&v, threads) * sizeof *snap);
     j.seg_cap = 4 + 4 * ((size_t)1 << LSX_SEG_LOG2);
     j.seg_buf = malloc((size_t)v.nseg * j.seg_cap);
     j.seg_len = malloc((size_t)v.nseg * sizeof *j.seg_len);
@@ -748,6 +782,7 @@ typedef struct {
     int32_t *rows; /* residuals of rows m, m-1, m-2 */
     ctx_model *cm;
     ctx_rans_dec dec;
+    lsx_carry_dec carry; /* the current segment's carry (lsmix_carry.h) while open */
     uint64_t seg_off, i; /* seg_off: where the current segment starts in the body */
     /* the cascade: the blend's residuals e1, clipped, of rows ec_m0 ..
      * (ec_rows of them at most; row ec_m0 + r at ec + r * W) */
@@ -805,7 +840,10 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         if ((d->i & seg_mask) == 0) {
             uint32_t sidx = (uint32_t)(d->i >> v->seg_log2);
             if (sidx > 0) { /* the segment before ends where its bytes were read */
-                if ((v->seg_lengths ? ctx_rans_dec_finish(&d->dec) : ctx_rans_dec_at_start_state(&d->dec)) != 0)
+                if (d->carry.open && lsx_carry_close(&d->carry) != 0) return -1;
+                if ((v->seg_lengths  ? ctx_rans_dec_finish(&d->dec)
+                     : v->carry      ? ctx_rans_dec_carry(&d->dec, &d->carry)
+                                     : ctx_rans_dec_at_start_state(&d->dec)) != 0)
                     return -1;
                 d->seg_off += d->dec.pos;
             }
@@ -834,7 +872,13 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         }
         int c = context_at(v, r0, r1, r2, n, emin, pred);
         int32_t e;
-        if (ctx_decode_residual(&d->dec, d->cm, c, &e) != 0) return -1;
+        if (d->carry.open && (d->i & seg_mask) >= LSX_CARRY_PIXELS && lsx_carry_close(&d->carry) != 0) return -1;
+        if (d->carry.open) { /* the segment's first pixels: symbols from the carry while they fit */
+            if (ctx_decode_residual_carry(&d->dec, d->cm, c, &d->carry, &e) != 0) return -1;
+            if (!d->carry.open && lsx_carry_close(&d->carry) != 0) return -1;
+        } else if (ctx_decode_residual(&d->dec, d->cm, c, &e) != 0) {
+            return -1;
+        }
         int32_t x = (int32_t)pred + e;
         if (x < 0 || x > 65535) return -1;
         cur[n] = (uint16_t)x;
@@ -907,7 +951,7 @@ aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint3
     int bad = aurp_decode_wavefront(threads, W, H, nb, need, dec_prepare, dec_reconstruct, &d);
     if (bad == -2)
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the decoder's threads", W, H);
-    else if (bad != 0 || ctx_rans_dec_finish(&d.dec) != 0)
+    else if (bad != 0 || ctx_rans_dec_finish(&d.dec) != 0 || (d.carry.open && lsx_carry_close(&d.carry) != 0))
         st = aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: the residuals do not decode");
 done:
     for (uint32_t b = 0; b < d.nb; b++) lsx_band_free(&d.bands[b]);

@@ -674,6 +674,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     v.ioff = (uint16_t)(s->h_info[NPIPE * 8] | s->h_info[NPIPE * 8 + 1] << 8);
     v.nseg = nseg;
     v.seg_lengths = LSX_SEG_LENGTHS;
+    v.carry = LSX_CARRY && !LSX_SEG_LENGTHS;
     if (cas_won) {
         v.cas = 1;
         v.cas_wide = vc.cas_wide;

@@ -1296,6 +1296,13 @@ __device__ void stage_chunk(const lsx_gpu_coding &c, int k, uint64_t a, uint32_t
     int32_t e_of[per];
     uint32_t ctx_of[per], cf_of[per], rcp_of[per];
     int nraw_of[per];
+    /* a segment's first chunk leaves out the symbols its carry took (the
+     * state of the segment before has them: lsmix_carry.h) */
+    lsx_carry_end own = {0, 0};
+    if (LSX_CARRY && !LSX_SEG_LENGTHS && (a & (((uint64_t)1 << LSX_SEG_LOG2) - 1)) == 0 && a > 0) {
+        const uint64_t seg_end = a + ((uint64_t)1 << LSX_SEG_LOG2) < c.px ? a + ((uint64_t)1 << LSX_SEG_LOG2) : c.px;
+        lsx_carry(res + a, (uint32_t)(seg_end - a), &own);
+    }
 #pragma unroll
     for (int r = 0; r < per; r++) {
         const uint32_t q = (uint32_t)(t0 + r * step);
@@ -1320,8 +1327,8 @@ __device__ void stage_chunk(const lsx_gpu_coding &c, int k, uint64_t a, uint32_t
         const uint32_t q = (uint32_t)(t0 + r * step);
         if (q >= n) break;
         const int32_t e = e_of[r];
-        const uint32_t v = (uint32_t)(e < 0 ? -e : e), has_sign = v != 0;
-        const int nraw = nraw_of[r];
+        const uint32_t v = (uint32_t)(e < 0 ? -e : e), has_sign = v != 0 && !lsx_carry_sign(&own, q);
+        const int nraw = lsx_carry_raw(&own, q) ? 0 : nraw_of[r];
         const uint4 tok = aurp_rans_entry(cf_of[r] & 0xffffu, cf_of[r] >> 16, CTX_PROB_BITS, rcp_loaded{rcp_of[r]});
         const uint32_t raw_bound = nraw ? (AURP_RANS_L >> nraw) << 8 : 0xffffffffu;
         buf->sgn[q + 1] = make_uint4(has_sign ? 1u << 30 : 0xffffffffu, 1u + has_sign, (uint32_t)(e < 0) & has_sign,
@@ -1388,6 +1395,11 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
     uint8_t *const end = c.slots + ((size_t)k * c.nseg + s + 1) * c.slot;
     const uint32_t room = (uint32_t)c.slot - 4; /* the bytes before the state's 4 */
     uint32_t x = AURP_RANS_L, written = 0;
+    if (LSX_CARRY && !LSX_SEG_LENGTHS && threadIdx.x == 0 && b < c.px) { /* the next segment's carry (lsmix_carry.h) */
+        const uint64_t nb = b + ((uint64_t)1 << LSX_SEG_LOG2) < c.px ? b + ((uint64_t)1 << LSX_SEG_LOG2) : c.px;
+        lsx_carry_end next;
+        x += lsx_carry(c.pipe[c.cand_pipe[k]].res + b, (uint32_t)(nb - b), &next);
+    }
 
     auto out = [&](uint32_t q) { return out_mem[q & 1] + RANS_OUT_SLACK; };
     auto chunk_len = [&](uint32_t q) { return (uint32_t)min((uint64_t)RANS_CHUNK, b - a - (uint64_t)q * RANS_CHUNK); };

@@ -171,7 +171,7 @@ static void rec_model_init(ctx_model *cm, int nctx, int nib, int prior)
 static size_t rec_rans_encode(const ctx_sym *sym, size_t n, uint8_t *out, size_t cap)
 {
     double t0 = now();
-    size_t len = ctx_rans_encode(sym, n, out, cap);
+    size_t len = ctx_rans_encode(sym, n, AURP_RANS_L, out, cap);
     if (rec_off == 1) return len;
     if (cands[ncand - 1].tfirst == 0) cands[ncand - 1].tfirst = t0;
     double t1 = now();

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "imgstream.h"
 #include "lsmix.h"
 
 static uint32_t next(uint32_t *rng)
@@ -112,7 +113,7 @@ Test(core_ctxmodel, size_estimate_follows_the_coded_length)
             ns += (size_t)ctx_symbols(&cm, k, e, sym + ns);
             ctx_model_count(&cm, k, t);
         }
-        const size_t len = ctx_rans_encode(sym, ns, out, sizeof out);
+        const size_t len = ctx_rans_encode(sym, ns, AURP_RANS_L, out, sizeof out);
         cr_assert_gt(len, 0u, "scale %g: the coder failed", scales[si]);
         const double est = (double)bits / 65536.0 / 8.0 + 4; /* and the coder's final state */
         cr_assert(fabs(est - (double)len) <= 0.002 * (double)len + 8, "scale %g: estimate %.1f bytes, coded %zu",
