@@ -140,15 +140,101 @@ static __device__ __forceinline__ void corr_row(const int16_t *a, const int16_t 
     for (int j = 0; j < CAS_CORR_GROUP; j++) sum[j] += (long long)part[j];
 }
 
+/* The 8-bit layout of a block's rows (cas_corr8): pad8 zero columns
+ * either side (a multiple of 4, at least every |dn| + 3), a pitch of a
+ * multiple of 4, and four copies of the rows and the row of zeros, copy s
+ * shifted by s bytes (its byte i the value at position i + s), each
+ * cas_copy8 bytes: so that the 4 columns an offset reads from any column
+ * of any row are one aligned 32-bit word of one copy. */
+static __host__ __device__ __forceinline__ uint32_t cas_pad8(uint32_t max_dn) { return (max_dn + 3 + 3) / 4 * 4; }
+static __host__ __device__ __forceinline__ uint32_t cas_pitch8(uint32_t W, uint32_t pad8) { return (W + 3) / 4 * 4 + 2 * pad8; }
+static __host__ __device__ __forceinline__ size_t cas_copy8(uint32_t W, uint32_t pad8)
+{
+    return (size_t)(CAS_CORR_ROWS + CAS_CORR_UP + 1) * cas_pitch8(W, pad8);
+}
+
+/* cas_corr_padded_kernel's sums where every clipped residual fits in 8
+ * bits (clip <= 127: the clip is twice the median |e1| plus 2, so most
+ * frames): a lane takes 4 columns a step, and each offset's 4 products are
+ * one __dp4a, summed exactly in 32 bits (a row's at most 4 x 127^2 x
+ * ceil(W / 128)); about a quarter of the 16-bit path's instructions. */
+static __device__ void cas_corr8(const int16_t *__restrict__ ec, uint32_t W, uint32_t H, const int *__restrict__ odm,
+                                 const int *__restrict__ odn, int no, uint32_t pad8, uint8_t *band8,
+                                 unsigned long long *__restrict__ R)
+{
+    const uint32_t m0 = blockIdx.x * CAS_CORR_ROWS, end = min(m0 + CAS_CORR_ROWS, H);
+    const uint32_t top = m0 > CAS_CORR_UP ? m0 - CAS_CORR_UP : 0, rows = end - top;
+    const uint32_t pitch = cas_pitch8(W, pad8);
+    const size_t cb = cas_copy8(W, pad8), filled = (size_t)(rows + 1) * pitch;
+    /* position p's value goes to byte p - s of copy s; positions past the
+     * row of zeros are zeros too, so every byte of the copies is written */
+    for (size_t p = threadIdx.x; p < cb + 3; p += CAS_CORR_THREADS) {
+        int8_t v = 0;
+        if (p < filled) {
+            const uint32_t r = (uint32_t)(p / pitch), c = (uint32_t)(p - (size_t)r * pitch);
+            if (r < rows && c >= pad8 && c < pad8 + W) v = (int8_t)ec[(size_t)(top + r) * W + (c - pad8)];
+        }
+#pragma unroll
+        for (uint32_t sh = 0; sh < 4; sh++)
+            if (p >= sh && p - sh < cb) band8[sh * cb + (p - sh)] = (uint8_t)v;
+    }
+    __syncthreads();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int words = (int)((W + 3) / 4), iters = (words - lane + 31) / 32;
+    for (int g = (blockIdx.y * (CAS_CORR_THREADS / 32) + warp) * CAS_CORR_GROUP; g < no;
+         g += gridDim.y * (CAS_CORR_THREADS / 32) * CAS_CORR_GROUP) {
+        int dm[CAS_CORR_GROUP], dn[CAS_CORR_GROUP];
+#pragma unroll
+        for (int j = 0; j < CAS_CORR_GROUP; j++) {
+            const bool have = g + j < no;
+            dm[j] = have ? odm[g + j] : (int)H; /* no offset: never a valid row */
+            dn[j] = have ? odn[g + j] : 0;
+        }
+        long long sum[CAS_CORR_GROUP] = {0};
+        for (uint32_t m = max(m0, 1u); m < end; m++) {
+            const int *a = (const int *)(band8 + (size_t)(m - top) * pitch + pad8) + lane;
+            const int *b[CAS_CORR_GROUP];
+#pragma unroll
+            for (int j = 0; j < CAS_CORR_GROUP; j++) { /* row m - dm >= top: dm <= CAS_CORR_UP */
+                const uint32_t r = (int64_t)m >= dm[j] ? m - (uint32_t)dm[j] - top : rows;
+                const size_t p = (size_t)r * pitch + pad8 - (int64_t)dn[j];
+                const uint32_t sh = (uint32_t)(p & 3);
+                b[j] = (const int *)(band8 + sh * cb + (p - sh)) + lane;
+            }
+            int part[CAS_CORR_GROUP] = {0};
+#pragma unroll 4
+            for (int q = 0; q < iters; q++) {
+                const int av = a[32 * q];
+#pragma unroll
+                for (int j = 0; j < CAS_CORR_GROUP; j++) part[j] = __dp4a(av, b[j][32 * q], part[j]);
+            }
+#pragma unroll
+            for (int j = 0; j < CAS_CORR_GROUP; j++) sum[j] += (long long)part[j];
+        }
+#pragma unroll
+        for (int j = 0; j < CAS_CORR_GROUP; j++) {
+            long long v = sum[j];
+            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (lane == 0 && v != 0 && g + j < no) atomicAdd(&R[g + j], (unsigned long long)v);
+        }
+    }
+}
+
 __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_padded_kernel(const int16_t *__restrict__ ec, uint32_t W,
                                                                            uint32_t H, const int *__restrict__ odm,
                                                                            const int *__restrict__ odn, int no,
-                                                                           uint32_t pad, const uint32_t *__restrict__ md,
+                                                                           uint32_t pad, uint32_t pad8,
+                                                                           const uint32_t *__restrict__ md,
                                                                            unsigned long long *__restrict__ R)
 {
     extern __shared__ int16_t band[]; /* rows top .. end-1, pitch W + 2 pad, then a row of zeros */
     const uint32_t m0 = blockIdx.x * CAS_CORR_ROWS, end = min(m0 + CAS_CORR_ROWS, H);
     const uint32_t top = m0 > CAS_CORR_UP ? m0 - CAS_CORR_UP : 0, rows = end - top, pitch = W + 2 * pad;
+    /* pad8: the launch has room for the 8-bit layout (0: not) */
+    if (pad8 && lsx_cas_clip_of_median(*md) <= 127) {
+        cas_corr8(ec, W, H, odm, odn, no, pad8, (uint8_t *)band, R);
+        return;
+    }
     for (uint32_t i = threadIdx.x; i < (rows + 1) * pitch; i += CAS_CORR_THREADS) {
         const uint32_t r = i / pitch, c = i - r * pitch;
         band[i] = r < rows && c >= pad && c < pad + W ? ec[(size_t)(top + r) * W + (c - pad)] : (int16_t)0;
@@ -212,10 +298,15 @@ cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t
     if (rc != cudaSuccess) return rc;
     const size_t padded = (size_t)(CAS_CORR_ROWS + CAS_CORR_UP + 1) * (W + 2 * (size_t)max_dn) * sizeof *ec;
     if (padded <= CAS_CORR_SMEM) {
-        if ((rc = allow_shared((const void *)cas_corr_padded_kernel, padded)) != cudaSuccess) return rc;
+        /* room for the 8-bit layout too where it fits (its four copies),
+         * which the kernel takes where the frame's clip allows */
+        const uint32_t pad8 = cas_pad8((uint32_t)max_dn);
+        const size_t bytes8 = 4 * cas_copy8(W, pad8);
+        const size_t bytes = bytes8 <= CAS_CORR_SMEM && bytes8 > padded ? bytes8 : padded;
+        if ((rc = allow_shared((const void *)cas_corr_padded_kernel, bytes)) != cudaSuccess) return rc;
         const dim3 grid((H + CAS_CORR_ROWS - 1) / CAS_CORR_ROWS, CAS_CORR_SLICES);
-        cas_corr_padded_kernel<<<grid, CAS_CORR_THREADS, padded, st>>>(
-            ec, W, H, dm, dn, no, (uint32_t)max_dn, md, (unsigned long long *)R);
+        cas_corr_padded_kernel<<<grid, CAS_CORR_THREADS, bytes, st>>>(
+            ec, W, H, dm, dn, no, (uint32_t)max_dn, bytes8 <= bytes ? pad8 : 0, md, (unsigned long long *)R);
         return cudaGetLastError();
     }
     const size_t band = (size_t)(CAS_CORR_ROWS + CAS_CORR_UP) * W * sizeof *ec;
