@@ -157,38 +157,61 @@ int64_t lsx_cas_correlation(const int16_t *ec, uint32_t W, uint32_t H, int dm, i
     return sum;
 }
 
-/* Entries i0 .. i0 + CHOL_ROWS - 1 of columns j0 .. j0 + CHOL_COLS - 1
- * of the factor, the part of the sums from the columns k < j0: t_ij =
- * A_ij - sum_{k<j0} L[i][k] L[j][k], the products subtracted in increasing
- * k (each lane does its entry's operations exactly as alone: a product
+/* Entries i0 .. i0 + rows - 1 of columns j0 .. j0 + CHOL_COLS - 1 of the
+ * factor, the part of the sums from the columns k < j0: t_ij = A_ij -
+ * sum_{k<j0} L[i][k] L[j][k], the products subtracted in increasing k
+ * (each lane does its entry's operations exactly as alone: a product
  * rounded, then a difference rounded, no FMA).  Each L[i][k] loaded serves
  * the panel's four columns, the sums stay in registers.  L[i][k] at A[k
- * stride + i]. */
-#define CHOL_ROWS 8
+ * stride + i].  Blocks of 32 rows where the CPU has AVX-512 (the sums in
+ * 16 of its 32 vector registers: lsx_cas_choose 0.33 -> 0.24 ms on the GPU
+ * machine's host, where it sits on the GPU encoder's cascade trial, 0.23
+ * -> 0.19 on the Debian machine), else 8 (16 rows without AVX-512 were
+ * slower: 0.23 -> 0.25 ms). */
 #define CHOL_COLS 4
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize")))
-#endif
-static void panel_block(double *A, int stride, int j0, int i0)
+#define CHOL_ROWS_MAX 32 /* the widest block: the rows' margin in the stride */
+static inline __attribute__((always_inline)) void panel_block_rows(double *A, int stride, int j0, int i0,
+                                                                   const int rows)
 {
-    double t[CHOL_COLS][CHOL_ROWS];
+    double t[CHOL_COLS][CHOL_ROWS_MAX];
     for (int c = 0; c < CHOL_COLS; c++)
-        for (int q = 0; q < CHOL_ROWS; q++) t[c][q] = A[(size_t)(j0 + c) * stride + i0 + q];
+        for (int q = 0; q < rows; q++) t[c][q] = A[(size_t)(j0 + c) * stride + i0 + q];
     for (int k = 0; k < j0; k++) {
         const double *l = A + (size_t)k * stride + i0, *b = A + (size_t)k * stride + j0;
 #pragma GCC unroll 4
         for (int c = 0; c < CHOL_COLS; c++) {
             const double bc = b[c];
 #pragma GCC unroll 8
-            for (int q = 0; q < CHOL_ROWS; q++) t[c][q] = t[c][q] - l[q] * bc;
+            for (int q = 0; q < rows; q++) t[c][q] = t[c][q] - l[q] * bc;
         }
     }
     for (int c = 0; c < CHOL_COLS; c++)
-        for (int q = 0; q < CHOL_ROWS; q++) A[(size_t)(j0 + c) * stride + i0 + q] = t[c][q];
+        for (int q = 0; q < rows; q++) A[(size_t)(j0 + c) * stride + i0 + q] = t[c][q];
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize")))
+#endif
+static void panel_block8(double *A, int stride, int j0, int i0) { panel_block_rows(A, stride, j0, i0, 8); }
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define CHOL_WIDE_BLOCKS 1
+__attribute__((target("arch=x86-64-v4"), optimize("tree-vectorize")))
+static void panel_block32(double *A, int stride, int j0, int i0) { panel_block_rows(A, stride, j0, i0, 32); }
+#endif
+
+/* The rows a block of panel_block: 32 where the CPU runs x86-64-v4. */
+static int chol_rows(void)
+{
+#ifdef CHOL_WIDE_BLOCKS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v4")) return 32;
+#endif
+    return 8;
 }
 
 /* Cholesky factor of the SPD system A (n x n, symmetric; A overwritten),
- * A with n + CHOL_COLS rows `stride` >= n + CHOL_ROWS apart, zero beyond
+ * A with n + CHOL_COLS rows `stride` >= n + CHOL_ROWS_MAX apart, zero beyond
  * the n x n system; returns the columns factored (n, or the first whose
  * pivot is not positive).  The factor L is kept transposed (L[i][k] at A[k
  * stride + i], k <= i), so that column j's entries below the diagonal are
@@ -199,15 +222,24 @@ static void panel_block(double *A, int stride, int j0, int i0)
  * columns (panel_block their sums over the columns before the panel, then
  * the panel's own columns one by one). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize")))
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default"), optimize("tree-vectorize")))
 #endif
 static int cholesky_factor(int n, int stride, double *A)
 {
+    const int rows = chol_rows();
     for (int j0 = 0; j0 < n; j0 += CHOL_COLS) {
         /* rows j0 .. (those above the diagonal of the panel's later columns
          * are computed and never read; the last block runs into the zero
          * columns, the last panel into the zero rows) */
-        for (int i0 = j0; i0 < n; i0 += CHOL_ROWS) panel_block(A, stride, j0, i0);
+        for (int i0 = j0; i0 < n; i0 += rows) {
+#ifdef CHOL_WIDE_BLOCKS
+            if (rows == 32) {
+                panel_block32(A, stride, j0, i0);
+                continue;
+            }
+#endif
+            panel_block8(A, stride, j0, i0);
+        }
         for (int j = j0; j < j0 + CHOL_COLS && j < n; j++) {
             double *col = A + (size_t)j * stride; /* col[i], i >= j: A_ij, then L[i][j] */
             for (int k = j0; k < j; k++) {
@@ -300,7 +332,7 @@ int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint6
     const int nn = pl->sup[0].nl, nw = LSX_CAS_WIDE ? pl->sup[1].nl : nn;
     const int *pair = pl->sup[1].pair, *lag = pl->sup[1].lag;
     v->cas = 0;
-    const int stride = nw + CHOL_ROWS;
+    const int stride = nw + CHOL_ROWS_MAX;
     double h[LSX_CAS_NL_MAX], w[LSX_CAS_NL_MAX], wl[LSX_CAS_NL_MAX];
     double *A = calloc((size_t)(nw + CHOL_COLS) * stride, sizeof *A);
     if (!A) return 0;
