@@ -140,7 +140,33 @@ static __device__ __forceinline__ void corr_row(const int16_t *a, const int16_t 
     for (int j = 0; j < CAS_CORR_GROUP; j++) sum[j] += (long long)part[j];
 }
 
-/* The 8-bit layout of a block's rows (cas_corr8): pad8 zero columns
+/* The offsets g .. g + CAS_CORR_GROUP - 1 of a warp's group; past the
+ * last one, an offset that never reaches a valid row. */
+static __device__ __forceinline__ void offset_group(const int *__restrict__ odm, const int *__restrict__ odn, int no,
+                                                   int g, uint32_t H, int *dm, int *dn)
+{
+#pragma unroll
+    for (int j = 0; j < CAS_CORR_GROUP; j++) {
+        const bool have = g + j < no;
+        dm[j] = have ? odm[g + j] : (int)H;
+        dn[j] = have ? odn[g + j] : 0;
+    }
+}
+
+/* The warp's sums of its group added to R (integer atomics: exact, in any
+ * order). */
+static __device__ __forceinline__ void add_group_sums(const long long *sum, int g, int no, int lane,
+                                                      unsigned long long *__restrict__ R)
+{
+#pragma unroll
+    for (int j = 0; j < CAS_CORR_GROUP; j++) {
+        long long v = sum[j];
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        if (lane == 0 && v != 0 && g + j < no) atomicAdd(&R[g + j], (unsigned long long)v);
+    }
+}
+
+/* The 8-bit layout of a block's rows (stage_rows8): pad8 zero columns
  * either side (a multiple of 4, at least every |dn| + 3), a pitch of a
  * multiple of 4, and four copies of the rows and the row of zeros, copy s
  * shifted by s bytes (its byte i the value at position i + s), each
@@ -153,21 +179,19 @@ static __host__ __device__ __forceinline__ size_t cas_copy8(uint32_t W, uint32_t
     return (size_t)(CAS_CORR_ROWS + CAS_CORR_UP + 1) * cas_pitch8(W, pad8);
 }
 
-/* cas_corr_padded_kernel's sums where every clipped residual fits in 8
- * bits (clip <= 127: the clip is twice the median |e1| plus 2, so most
- * frames): a lane takes 4 columns a step, and each offset's 4 products are
- * one __dp4a, summed exactly in 32 bits (a row's at most 4 x 127^2 x
- * ceil(W / 128)); about a quarter of the 16-bit path's instructions. */
-static __device__ void cas_corr8(const int16_t *__restrict__ ec, uint32_t W, uint32_t H, const int *__restrict__ odm,
-                                 const int *__restrict__ odn, int no, uint32_t pad8, uint8_t *band8,
-                                 unsigned long long *__restrict__ R)
+/* The 8-bit rows (the launch has room for them: pad8 != 0) where every
+ * clipped residual fits in 8 bits (clip <= 127: the clip is twice the
+ * median |e1| plus 2, so most frames): a lane then takes 4 columns a step,
+ * and each offset's 4 products are one __dp4a, summed exactly in 32 bits
+ * (a row's at most 4 x 127^2 x ceil(W / 128)), about a quarter of the
+ * 16-bit rows' instructions.  Staging: position p's value goes to byte
+ * p - s of copy s; positions past the row of zeros are zeros too, so that
+ * every byte of the copies is written. */
+static __device__ void stage_rows8(const int16_t *__restrict__ ec, uint32_t W, uint32_t top, uint32_t rows,
+                                   uint32_t pad8, uint8_t *band8)
 {
-    const uint32_t m0 = blockIdx.x * CAS_CORR_ROWS, end = min(m0 + CAS_CORR_ROWS, H);
-    const uint32_t top = m0 > CAS_CORR_UP ? m0 - CAS_CORR_UP : 0, rows = end - top;
     const uint32_t pitch = cas_pitch8(W, pad8);
     const size_t cb = cas_copy8(W, pad8), filled = (size_t)(rows + 1) * pitch;
-    /* position p's value goes to byte p - s of copy s; positions past the
-     * row of zeros are zeros too, so every byte of the copies is written */
     for (size_t p = threadIdx.x; p < cb + 3; p += CAS_CORR_THREADS) {
         int8_t v = 0;
         if (p < filled) {
@@ -178,46 +202,33 @@ static __device__ void cas_corr8(const int16_t *__restrict__ ec, uint32_t W, uin
         for (uint32_t sh = 0; sh < 4; sh++)
             if (p >= sh && p - sh < cb) band8[sh * cb + (p - sh)] = (uint8_t)v;
     }
-    __syncthreads();
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int words = (int)((W + 3) / 4), iters = (words - lane + 31) / 32;
-    for (int g = (blockIdx.y * (CAS_CORR_THREADS / 32) + warp) * CAS_CORR_GROUP; g < no;
-         g += gridDim.y * (CAS_CORR_THREADS / 32) * CAS_CORR_GROUP) {
-        int dm[CAS_CORR_GROUP], dn[CAS_CORR_GROUP];
+}
+
+/* Row r (of the block's band) of the 8-bit rows against the rows r - dm
+ * (rb[j]: that row, or the row of zeros), into the group's sums. */
+static __device__ __forceinline__ void corr_row8(const uint8_t *band8, uint32_t W, uint32_t pad8, uint32_t r,
+                                                 const uint32_t *rb, const int *dn, int lane, long long *sum)
+{
+    const uint32_t pitch = cas_pitch8(W, pad8);
+    const size_t cb = cas_copy8(W, pad8);
+    const int *a = (const int *)(band8 + (size_t)r * pitch + pad8) + lane;
+    const int *b[CAS_CORR_GROUP];
 #pragma unroll
-        for (int j = 0; j < CAS_CORR_GROUP; j++) {
-            const bool have = g + j < no;
-            dm[j] = have ? odm[g + j] : (int)H; /* no offset: never a valid row */
-            dn[j] = have ? odn[g + j] : 0;
-        }
-        long long sum[CAS_CORR_GROUP] = {0};
-        for (uint32_t m = max(m0, 1u); m < end; m++) {
-            const int *a = (const int *)(band8 + (size_t)(m - top) * pitch + pad8) + lane;
-            const int *b[CAS_CORR_GROUP];
-#pragma unroll
-            for (int j = 0; j < CAS_CORR_GROUP; j++) { /* row m - dm >= top: dm <= CAS_CORR_UP */
-                const uint32_t r = (int64_t)m >= dm[j] ? m - (uint32_t)dm[j] - top : rows;
-                const size_t p = (size_t)r * pitch + pad8 - (int64_t)dn[j];
-                const uint32_t sh = (uint32_t)(p & 3);
-                b[j] = (const int *)(band8 + sh * cb + (p - sh)) + lane;
-            }
-            int part[CAS_CORR_GROUP] = {0};
-#pragma unroll 4
-            for (int q = 0; q < iters; q++) {
-                const int av = a[32 * q];
-#pragma unroll
-                for (int j = 0; j < CAS_CORR_GROUP; j++) part[j] = __dp4a(av, b[j][32 * q], part[j]);
-            }
-#pragma unroll
-            for (int j = 0; j < CAS_CORR_GROUP; j++) sum[j] += (long long)part[j];
-        }
-#pragma unroll
-        for (int j = 0; j < CAS_CORR_GROUP; j++) {
-            long long v = sum[j];
-            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-            if (lane == 0 && v != 0 && g + j < no) atomicAdd(&R[g + j], (unsigned long long)v);
-        }
+    for (int j = 0; j < CAS_CORR_GROUP; j++) { /* the aligned word of the copy shifted by p mod 4 */
+        const size_t p = (size_t)rb[j] * pitch + pad8 - (int64_t)dn[j];
+        const uint32_t sh = (uint32_t)(p & 3);
+        b[j] = (const int *)(band8 + sh * cb + (p - sh)) + lane;
     }
+    const int iters = ((int)((W + 3) / 4) - lane + 31) / 32;
+    int part[CAS_CORR_GROUP] = {0};
+#pragma unroll 4
+    for (int q = 0; q < iters; q++) {
+        const int av = a[32 * q];
+#pragma unroll
+        for (int j = 0; j < CAS_CORR_GROUP; j++) part[j] = __dp4a(av, b[j][32 * q], part[j]);
+    }
+#pragma unroll
+    for (int j = 0; j < CAS_CORR_GROUP; j++) sum[j] += (long long)part[j];
 }
 
 __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_padded_kernel(const int16_t *__restrict__ ec, uint32_t W,
@@ -227,50 +238,47 @@ __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_padded_kernel(const
                                                                            const uint32_t *__restrict__ md,
                                                                            unsigned long long *__restrict__ R)
 {
-    extern __shared__ int16_t band[]; /* rows top .. end-1, pitch W + 2 pad, then a row of zeros */
+    /* 16-bit rows: top .. end-1, pitch W + 2 pad, then a row of zeros; or
+     * the 8-bit rows (stage_rows8) */
+    extern __shared__ int16_t band[];
     const uint32_t m0 = blockIdx.x * CAS_CORR_ROWS, end = min(m0 + CAS_CORR_ROWS, H);
     const uint32_t top = m0 > CAS_CORR_UP ? m0 - CAS_CORR_UP : 0, rows = end - top, pitch = W + 2 * pad;
-    /* pad8: the launch has room for the 8-bit layout (0: not) */
-    if (pad8 && lsx_cas_clip_of_median(*md) <= 127) {
-        cas_corr8(ec, W, H, odm, odn, no, pad8, (uint8_t *)band, R);
-        return;
-    }
-    for (uint32_t i = threadIdx.x; i < (rows + 1) * pitch; i += CAS_CORR_THREADS) {
-        const uint32_t r = i / pitch, c = i - r * pitch;
-        band[i] = r < rows && c >= pad && c < pad + W ? ec[(size_t)(top + r) * W + (c - pad)] : (int16_t)0;
+    const uint32_t clip = (uint32_t)lsx_cas_clip_of_median(*md);
+    const bool rows8 = pad8 && clip <= 127;
+    if (rows8) {
+        stage_rows8(ec, W, top, rows, pad8, (uint8_t *)band);
+    } else {
+        for (uint32_t i = threadIdx.x; i < (rows + 1) * pitch; i += CAS_CORR_THREADS) {
+            const uint32_t r = i / pitch, c = i - r * pitch;
+            band[i] = r < rows && c >= pad && c < pad + W ? ec[(size_t)(top + r) * W + (c - pad)] : (int16_t)0;
+        }
     }
     __syncthreads();
-    const int16_t *const zero = band + (size_t)rows * pitch + pad;
-    const uint32_t clip = (uint32_t)lsx_cas_clip_of_median(*md);
     const bool narrow = (uint64_t)clip * clip * ((W + 31) / 32) < ((uint64_t)1 << 31);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int g = (blockIdx.y * (CAS_CORR_THREADS / 32) + warp) * CAS_CORR_GROUP; g < no;
          g += gridDim.y * (CAS_CORR_THREADS / 32) * CAS_CORR_GROUP) {
         int dm[CAS_CORR_GROUP], dn[CAS_CORR_GROUP];
-#pragma unroll
-        for (int j = 0; j < CAS_CORR_GROUP; j++) {
-            const bool have = g + j < no;
-            dm[j] = have ? odm[g + j] : (int)H; /* no offset: never a valid row */
-            dn[j] = have ? odn[g + j] : 0;
-        }
+        offset_group(odm, odn, no, g, H, dm, dn);
         long long sum[CAS_CORR_GROUP] = {0};
         for (uint32_t m = max(m0, 1u); m < end; m++) {
+            uint32_t rb[CAS_CORR_GROUP]; /* row m - dm of the band (>= top: dm <= CAS_CORR_UP), or the zeros */
+#pragma unroll
+            for (int j = 0; j < CAS_CORR_GROUP; j++) rb[j] = (int64_t)m >= dm[j] ? m - (uint32_t)dm[j] - top : rows;
+            if (rows8) {
+                corr_row8((const uint8_t *)band, W, pad8, m - top, rb, dn, lane, sum);
+                continue;
+            }
             const int16_t *a = band + (size_t)(m - top) * pitch + pad;
             const int16_t *b[CAS_CORR_GROUP];
 #pragma unroll
-            for (int j = 0; j < CAS_CORR_GROUP; j++) /* row m - dm >= top: dm <= CAS_CORR_UP */
-                b[j] = (int64_t)m >= dm[j] ? band + (size_t)(m - (uint32_t)dm[j] - top) * pitch + pad - dn[j] : zero;
+            for (int j = 0; j < CAS_CORR_GROUP; j++) b[j] = band + (size_t)rb[j] * pitch + pad - dn[j];
             if (narrow)
                 corr_row<int32_t>(a, b, W, lane, sum);
             else
                 corr_row<long long>(a, b, W, lane, sum);
         }
-#pragma unroll
-        for (int j = 0; j < CAS_CORR_GROUP; j++) {
-            long long v = sum[j];
-            for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-            if (lane == 0 && v != 0 && g + j < no) atomicAdd(&R[g + j], (unsigned long long)v);
-        }
+        add_group_sums(sum, g, no, lane, R);
     }
 }
 

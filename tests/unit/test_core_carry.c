@@ -1,13 +1,10 @@
 /* The carry of the lsmix segments (core/lsmix_carry.h, FORMAT.md 3.4):
  * the encoders' rule (lsx_carry) and the decoder's (lsx_carry_take) must
- * pick the same symbols and the same bits; a stream's carry is its own
- * (header byte 23 bit 5) and a decoder that ignores it fails. */
+ * pick the same symbols and the same bits.  (A stream's carry, its flag
+ * and damage to it: test_core_damage.c.) */
 #include <criterion/criterion.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "aurp.h"
-#include "core_frames.h"
 #include "lsmix.h"
 
 static uint32_t next(uint32_t *rng)
@@ -73,41 +70,4 @@ Test(core_carry, the_encoders_rule_and_the_decoders_agree)
         cr_assert_leq(end.q_end, n < LSX_CARRY_PIXELS ? n : LSX_CARRY_PIXELS);
         decode_side(res, n, cc, &end);
     }
-}
-
-/* A frame of many segments: every one but the first starts with symbols
- * in the state of the one before.  Read as a stream without the carry
- * (flag bit 5 cleared) the segments' ends are wrong and it is refused;
- * carry bits flipped in the stream never crash the decoder. */
-Test(core_carry, a_stream_needs_its_carry, .timeout = 300)
-{
-    uint32_t w = 300, h = 120; /* 36000 pixels: 9 segments */
-    uint16_t *u = malloc(2 * (size_t)w * h);
-    core_frame_make(CORE_FRAME_SPECTRUM, w, h, 9, u);
-    uint8_t *be = malloc(2 * (size_t)w * h), *back = malloc(2 * (size_t)w * h);
-    core_frame_to_be16(u, (size_t)w * h, be);
-    aurp_params p;
-    aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
-    size_t cap = aurp_image_bound(w, h), len;
-    uint8_t *s = malloc(cap);
-    aurp_error err = {{0}};
-    cr_assert_eq(aurp_image_encode(be, w, h, &p, 2, s, cap, &len, &err), AURP_OK, "%s", err.msg);
-    cr_assert_eq(s[23] & 40, 40, "the encoder leaves the lengths out and carries");
-    for (int threads = 1; threads <= 2; threads++) {
-        cr_assert_eq(aurp_image_decode(s, len, w, h, threads, back, &err), AURP_OK, "%s", err.msg);
-        cr_assert(memcmp(back, be, 2 * (size_t)w * h) == 0, "%d threads: other pixels", threads);
-    }
-    s[23] ^= 32;
-    cr_assert_eq(aurp_image_decode(s, len, w, h, 1, back, &err), AURP_ERR_CORRUPT, "the carry ignored");
-    s[23] ^= 32;
-    for (size_t i = 0; i < len; i += 13) {
-        s[i] ^= (uint8_t)(1u << (i % 8));
-        (void)aurp_image_decode(s, len, w, h, 2, back, &err);
-        s[i] ^= (uint8_t)(1u << (i % 8));
-    }
-    cr_assert_eq(aurp_image_decode(s, len, w, h, 1, back, &err), AURP_OK, "%s", err.msg);
-    free(u);
-    free(be);
-    free(back);
-    free(s);
 }

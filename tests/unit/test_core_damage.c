@@ -246,9 +246,11 @@ Test(core_damage, lsmix_unknown_header_flags_are_refused)
 
 /* lsmix streams leave the segments' lengths out (header byte 23 bit 3): a
  * segment ends where its last pixel brings the coder back to its initial
- * state, and the last one at the stream's end.  On a stream of three
- * segments every truncation near the end (and a sample before it) and an
- * extra byte are refused, and flips over the whole stream never crash. */
+ * state plus the next segment's carry (bit 5: lsmix_carry.h), and the last
+ * one at the stream's end.  On a stream of ten segments every truncation
+ * near the end (and a sample before it) and an extra byte are refused, the
+ * stream read without its carry is refused, and flips over the whole
+ * stream never crash. */
 Test(core_damage, segments_without_lengths_end_where_their_coder_says, .timeout = 600)
 {
     uint32_t w = 256, h = 160; /* 40960 pixels: ten segments of 2^12 */
@@ -262,9 +264,14 @@ Test(core_damage, segments_without_lengths_end_where_their_coder_says, .timeout 
     uint8_t *s = malloc(cap);
     aurp_error err = {{0}};
     cr_assert_eq(aurp_image_encode(be, w, h, &p, 2, s, cap, &len, &err), AURP_OK, "%s", err.msg);
-    cr_assert(s[23] & 8, "the encoder leaves the segments' lengths out");
-    cr_assert_eq(aurp_image_decode(s, len, w, h, 2, back, &err), AURP_OK, "%s", err.msg);
-    cr_assert(memcmp(back, be, 2 * (size_t)w * h) == 0);
+    cr_assert_eq(s[23] & 40, 40, "the encoder leaves the segments' lengths out and carries");
+    for (int threads = 1; threads <= 2; threads++) {
+        cr_assert_eq(aurp_image_decode(s, len, w, h, threads, back, &err), AURP_OK, "%s", err.msg);
+        cr_assert(memcmp(back, be, 2 * (size_t)w * h) == 0, "%d threads: other pixels", threads);
+    }
+    s[23] ^= 32;
+    cr_assert_eq(aurp_image_decode(s, len, w, h, 1, back, &err), AURP_ERR_CORRUPT, "the carry ignored");
+    s[23] ^= 32;
     for (size_t n = 0; n < len; n += n + 600 < len ? 97 : 1)
         cr_assert_neq(aurp_image_decode(s, n, w, h, 1, back, &err), AURP_OK, "truncation to %zu of %zu", n, len);
     s[len] = 0;
