@@ -147,7 +147,7 @@ static uint32_t sign_ctx(int s, size_t j, uint32_t *ncp)
                 int cnt = 0;
                 for (int q = 0; q < r->np; q++) cnt += r->pp[q] > u;
                 x = (cnt * 8 + f8) * 3 + tb;
-                nc = 8 * 8 * 3;
+                nc = 9 * 8 * 3; /* cnt <= np <= 8 (predictor set 3 of round 24: 8 members) */
                 break;
             }
             case 22: case 23: {
