@@ -24,6 +24,14 @@
 
 #define LSX_CARRY_BITS 30   /* 2^23 + c < 2^31, the rANS state's bound */
 #define LSX_CARRY_PIXELS 32 /* a segment's pixels whose symbols may ride */
+/* Every segment but the last has at least 2^8 pixels (S >= 8, FORMAT.md
+ * 3.1): so a segment's first LSX_CARRY_PIXELS pixels are the first of
+ * those left in the image from its start, however long the segment. */
+#ifdef __cplusplus
+static_assert(LSX_CARRY_PIXELS <= 256, "the carry's pixels lie in the shortest segment");
+#else
+_Static_assert(LSX_CARRY_PIXELS <= 256, "the carry's pixels lie in the shortest segment");
+#endif
 
 /* Where the carry of a segment ends: its pixels [0, q_end) have their raw
  * bits and sign carried, pixel q_end its raw bits too where raw_too. */
@@ -32,11 +40,14 @@ typedef struct {
     int raw_too;
 } lsx_carry_end;
 
-/* The carry of the segment whose first n pixels' residuals are res: the
- * packed value, and (end) how far it reaches. */
-static inline AURP_HD uint32_t lsx_carry(const int32_t *res, uint32_t n, lsx_carry_end *end)
+/* The carry of the segment whose first pixel's residual is res[0], with
+ * `left` pixels from it to the image's end: the packed value, and (end,
+ * where not NULL) how far it reaches. */
+static inline AURP_HD uint32_t lsx_carry(const int32_t *res, uint64_t left, lsx_carry_end *end)
 {
-    const uint32_t lim = n < LSX_CARRY_PIXELS ? n : LSX_CARRY_PIXELS;
+    lsx_carry_end unused;
+    if (!end) end = &unused;
+    const uint32_t lim = left < LSX_CARRY_PIXELS ? (uint32_t)left : LSX_CARRY_PIXELS;
     uint32_t c = 0;
     int used = 0;
     for (uint32_t q = 0; q < lim; q++) {

@@ -200,7 +200,8 @@ __attribute__((target("arch=x86-64-v4"), optimize("tree-vectorize")))
 static void panel_block32(double *A, int stride, int j0, int i0) { panel_block_rows(A, stride, j0, i0, 32); }
 #endif
 
-/* The rows a block of panel_block: 32 where the CPU runs x86-64-v4. */
+/* The rows of a panel block: 32 (panel_block32) where the CPU runs
+ * x86-64-v4, else 8 (panel_block8). */
 static int chol_rows(void)
 {
 #ifdef CHOL_WIDE_BLOCKS

@@ -337,11 +337,10 @@ static void encode_segment_range(void *arg, int t)
         uint64_t b = a + seg_pixels < pixels ? a + seg_pixels : pixels;
         /* with the carry: this segment's first uniform symbols ride in the
          * state of the one before, and the next one's in this one's */
-        lsx_carry_end own = {0, 0}, next_end;
+        lsx_carry_end own = {0, 0};
         uint32_t x0 = AURP_RANS_L;
-        if (v->carry && s > 0) lsx_carry(j->res + a, (uint32_t)(b - a), &own);
-        if (v->carry && b < pixels)
-            x0 += lsx_carry(j->res + b, (uint32_t)(b + seg_pixels < pixels ? seg_pixels : pixels - b), &next_end);
+        if (v->carry && s > 0) lsx_carry(j->res + a, pixels - a, &own);
+        if (v->carry && b < pixels) x0 += lsx_carry(j->res + b, pixels - b, NULL);
         if (s == s0) *cm = j->snap[t]; /* then the model runs on across the segments */
         size_t ns = 0;
         for (uint64_t i = a; i < b; i++) {
