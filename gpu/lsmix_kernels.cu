@@ -1299,10 +1299,8 @@ __device__ void stage_chunk(const lsx_gpu_coding &c, int k, uint64_t a, uint32_t
     /* a segment's first chunk leaves out the symbols its carry took (the
      * state of the segment before has them: lsmix_carry.h) */
     lsx_carry_end own = {0, 0};
-    if (LSX_CARRY && !LSX_SEG_LENGTHS && (a & (((uint64_t)1 << LSX_SEG_LOG2) - 1)) == 0 && a > 0) {
-        const uint64_t seg_end = a + ((uint64_t)1 << LSX_SEG_LOG2) < c.px ? a + ((uint64_t)1 << LSX_SEG_LOG2) : c.px;
-        lsx_carry(res + a, (uint32_t)(seg_end - a), &own);
-    }
+    if (LSX_CARRY && !LSX_SEG_LENGTHS && (a & (((uint64_t)1 << LSX_SEG_LOG2) - 1)) == 0 && a > 0)
+        lsx_carry(res + a, c.px - a, &own);
 #pragma unroll
     for (int r = 0; r < per; r++) {
         const uint32_t q = (uint32_t)(t0 + r * step);
@@ -1395,11 +1393,8 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
     uint8_t *const end = c.slots + ((size_t)k * c.nseg + s + 1) * c.slot;
     const uint32_t room = (uint32_t)c.slot - 4; /* the bytes before the state's 4 */
     uint32_t x = AURP_RANS_L, written = 0;
-    if (LSX_CARRY && !LSX_SEG_LENGTHS && threadIdx.x == 0 && b < c.px) { /* the next segment's carry (lsmix_carry.h) */
-        const uint64_t nb = b + ((uint64_t)1 << LSX_SEG_LOG2) < c.px ? b + ((uint64_t)1 << LSX_SEG_LOG2) : c.px;
-        lsx_carry_end next;
-        x += lsx_carry(c.pipe[c.cand_pipe[k]].res + b, (uint32_t)(nb - b), &next);
-    }
+    if (LSX_CARRY && !LSX_SEG_LENGTHS && threadIdx.x == 0 && b < c.px) /* the next segment's carry (lsmix_carry.h) */
+        x += lsx_carry(c.pipe[c.cand_pipe[k]].res + b, c.px - b, NULL);
 
     auto out = [&](uint32_t q) { return out_mem[q & 1] + RANS_OUT_SLACK; };
     auto chunk_len = [&](uint32_t q) { return (uint32_t)min((uint64_t)RANS_CHUNK, b - a - (uint64_t)q * RANS_CHUNK); };
