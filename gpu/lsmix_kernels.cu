@@ -1030,7 +1030,9 @@ __global__ void contexts_kernel(lsx_gpu_coding c)
         ctx[i] = (uint8_t)(ctx_of(pp.act[i], cd.thr, cd.nctx) * nib + lsx_intensity_class(pp.itok[i], ibnd, nib));
 }
 
-/* Token counts of every (context, token) in table interval blockIdx.x. */
+/* Token counts of every (context, token) in table interval blockIdx.x,
+ * of the candidate's contexts only (counts_kernel and tables_kernel read
+ * no other). */
 __global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
 {
     __shared__ uint32_t cnt[CTX_MAX * CTX_TOKENS];
@@ -1038,7 +1040,8 @@ __global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
     const uint32_t j = blockIdx.x;
     const int32_t *res = c.pipe[c.cand_pipe[k]].res;
     const uint8_t *ctx = c.ctx + (size_t)k * c.px;
-    for (int t = threadIdx.x; t < CTX_MAX * CTX_TOKENS; t += 256) cnt[t] = 0;
+    const int used = c.cand[k].nctx * cand_nib(c, k) * CTX_TOKENS;
+    for (int t = threadIdx.x; t < used; t += 256) cnt[t] = 0;
     __syncthreads();
     const uint64_t a = interval_start(j), b0 = j + 1 < c.nint ? interval_start(j + 1) : c.px;
     const uint64_t b = b0 < c.px ? b0 : c.px;
@@ -1055,29 +1058,67 @@ __global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
     }
     __syncthreads();
     uint16_t *h = c.hist + ((size_t)k * c.nint + j) * (CTX_MAX * CTX_TOKENS);
-    for (int t = threadIdx.x; t < CTX_MAX * CTX_TOKENS; t += 256) h[t] = (uint16_t)cnt[t];
+    for (int t = threadIdx.x; t < used; t += 256) h[t] = (uint16_t)cnt[t];
 }
 
-__device__ __forceinline__ uint32_t warp_sum(uint32_t v)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
+/* (sm_80 and later: one REDUX instruction, not five shuffles) */
+__device__ __forceinline__ uint32_t warp_sum(uint32_t v) { return __reduce_add_sync(0xffffffffu, v); }
 
 /* ctx_model_refresh in two passes.  Counts: a warp per context walks the
- * intervals in order (lane l holds tokens l and l + 32), adds each
- * interval's counts and halves them where the C model does (total above
- * 2^16 at a refresh), and writes the counts every table is built from into
- * the table array: table j from the counts of intervals < j (j = 0: none).
- * Tables: every (interval, context) is then independent, a warp each,
- * turning its counts into cum << 16 | freq in place. */
+ * intervals in order (lane l holds tokens 2l and 2l + 1, one 32-bit word of
+ * an interval's 16-bit counts), adds each interval's counts and halves
+ * them where the C model does (total above 2^16 at a refresh), and writes
+ * the counts every table is built from into the table array: table j from
+ * the counts of intervals < j (j = 0: none).  Tables: every (interval,
+ * context) is then independent, a warp each, turning its counts into
+ * cum << 16 | freq in place. */
 #define TABLE_WARPS 16
-#define COUNTS_AHEAD 8
+#ifndef COUNTS_AHEAD
+#define COUNTS_AHEAD 16
+#endif
 
 /* lsx_log2_q16(f) for every frequency f of 2^15 (index f; entry 0
  * unused), made once per device (lsx_gpu_init_tables): the size
  * estimate's log2 (tables_kernel). */
 __device__ uint32_t log2_of_freq[(1u << CTX_PROB_BITS) + 1];
+
+/* The walk's state: the counts of the lane's two tokens and the context's
+ * total, kept exact (an interval's total is summed off the chain, and the
+ * warp sums the halved counts again only where it halves). */
+struct counts_state {
+    uint32_t c0, c1, total;
+};
+
+/* The lane's words of intervals j0 .. j0 + COUNTS_AHEAD - 1 (0 past the
+ * last interval the walk takes) */
+__device__ __forceinline__ void counts_load(const uint32_t *h, size_t wstride, uint32_t j0, uint32_t nuse,
+                                            uint32_t (&v)[COUNTS_AHEAD])
+{
+#pragma unroll
+    for (int q = 0; q < COUNTS_AHEAD; q++) v[q] = j0 + q < nuse ? h[(size_t)(j0 + q) * wstride] : 0;
+}
+
+/* Tables j0 + 1 .. from intervals j0 .. (their words v, loaded a group
+ * ahead) */
+__device__ __forceinline__ void counts_walk(const uint32_t (&v)[COUNTS_AHEAD], uint32_t j0, uint32_t nuse,
+                                            counts_state &st, uint2 *tab, size_t tstride)
+{
+    uint32_t at[COUNTS_AHEAD];
+#pragma unroll
+    for (int q = 0; q < COUNTS_AHEAD; q++) at[q] = warp_sum((v[q] & 0xffffu) + (v[q] >> 16));
+#pragma unroll
+    for (int q = 0; q < COUNTS_AHEAD; q++) {
+        const uint32_t j = j0 + (uint32_t)q;
+        if (j >= nuse) break;
+        st.c0 += v[q] & 0xffffu, st.c1 += v[q] >> 16;
+        st.total += at[q];
+        if (st.total > CTX_HALVE_AT) {
+            st.c0 = (st.c0 + 1) >> 1, st.c1 = (st.c1 + 1) >> 1;
+            st.total = warp_sum(st.c0 + st.c1);
+        }
+        tab[(size_t)(j + 1) * tstride] = make_uint2(st.c0, st.c1);
+    }
+}
 
 __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding c)
 {
@@ -1087,49 +1128,29 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding
     const int nib = cand_nib(c, k);
     if (ctx >= cd.nctx * nib) return;
     const size_t stride = CTX_MAX * CTX_TOKENS;
-    const uint16_t *h = c.hist + (size_t)k * c.nint * stride + ctx * CTX_TOKENS;
-    uint32_t *tab = c.table + (size_t)k * c.nint * stride + ctx * CTX_TOKENS;
+    const uint32_t *h = (const uint32_t *)(c.hist + (size_t)k * c.nint * stride + ctx * CTX_TOKENS) + lane;
+    uint2 *tab = (uint2 *)(c.table + (size_t)k * c.nint * stride + ctx * CTX_TOKENS) + lane;
     /* the counts before the first pixel: zeros, or the prior table's row of
      * the context's activity class (ctx_model_init) */
-    uint32_t c0 = 0, c1 = 0;
+    counts_state st = {0, 0, 0};
     if (c.prior) {
         const int a = ctx / nib;
         const uint8_t *row = lsx_ctx_prior[a < LSX_PRIOR_ROWS ? a : LSX_PRIOR_ROWS - 1];
-        c0 = row[lane], c1 = row[lane + 32];
+        st.c0 = row[2 * lane], st.c1 = row[2 * lane + 1];
     }
-    tab[lane] = c0;
-    tab[lane + 32] = c1;
-    /* the context's total count, kept exact: an interval's total is
-     * summed off the chain, and the warp sums the halved counts again only
-     * where it halves */
-    uint32_t total = warp_sum(c0 + c1);
-    /* table j + 1 from table j's counts and interval j's; COUNTS_AHEAD
-     * intervals are loaded (and their totals summed) before the chain
-     * takes them, so that the warp waits for memory once per COUNTS_AHEAD
-     * intervals */
-    for (uint32_t j0 = 0; j0 + 1 < c.nint; j0 += COUNTS_AHEAD) {
-        uint32_t a0[COUNTS_AHEAD], a1[COUNTS_AHEAD], at[COUNTS_AHEAD];
-#pragma unroll
-        for (int k = 0; k < COUNTS_AHEAD; k++) {
-            const uint16_t *hj = h + (size_t)(j0 + k + 1 < c.nint ? j0 + k : j0) * stride;
-            a0[k] = hj[lane], a1[k] = hj[lane + 32];
-        }
-#pragma unroll
-        for (int k = 0; k < COUNTS_AHEAD; k++) at[k] = warp_sum(a0[k] + a1[k]);
-#pragma unroll
-        for (int k = 0; k < COUNTS_AHEAD; k++) {
-            const uint32_t j = j0 + (uint32_t)k;
-            if (j + 1 >= c.nint) break;
-            c0 += a0[k], c1 += a1[k];
-            total += at[k];
-            if (total > CTX_HALVE_AT) {
-                c0 = (c0 + 1) >> 1, c1 = (c1 + 1) >> 1;
-                total = warp_sum(c0 + c1);
-            }
-            uint32_t *tj = tab + (size_t)(j + 1) * stride;
-            tj[lane] = c0;
-            tj[lane + 32] = c1;
-        }
+    tab[0] = make_uint2(st.c0, st.c1);
+    st.total = warp_sum(st.c0 + st.c1);
+    /* table j + 1 from table j's counts and interval j's; the loads of a
+     * group of COUNTS_AHEAD intervals are issued before the group ahead of
+     * it is walked, so that the walk does not wait for memory */
+    const uint32_t nuse = c.nint - 1;
+    uint32_t va[COUNTS_AHEAD], vb[COUNTS_AHEAD];
+    counts_load(h, stride / 2, 0, nuse, va);
+    for (uint32_t j0 = 0; j0 < nuse; j0 += 2 * COUNTS_AHEAD) {
+        counts_load(h, stride / 2, j0 + COUNTS_AHEAD, nuse, vb);
+        counts_walk(va, j0, nuse, st, tab, stride / 2);
+        counts_load(h, stride / 2, j0 + 2 * COUNTS_AHEAD, nuse, va);
+        counts_walk(vb, j0 + COUNTS_AHEAD, nuse, st, tab, stride / 2);
     }
 }
 
@@ -1160,30 +1181,28 @@ static __device__ __forceinline__ uint64_t context_table(const lsx_gpu_coding &c
         if (total >= (1u << 17)) __trap();
         f0 = 1 + c0 * spare / total;
         f1 = 1 + c1 * spare / total;
-        /* the most counted token, the lowest index among equals */
-        uint64_t key = ((uint64_t)c0 << 8) | (uint32_t)(255 - lane);
-        uint64_t k1 = ((uint64_t)c1 << 8) | (uint32_t)(255 - (lane + 32));
-        if (k1 > key) key = k1;
-        for (int o = 16; o > 0; o >>= 1) {
-            uint64_t other = __shfl_xor_sync(0xffffffffu, key, o);
-            if (other > key) key = other;
-        }
+        /* the most counted token, the lowest index among equals (a count
+         * is at most the total, < 2^17: the key fits in 32 bits) */
+        const uint32_t key = __reduce_max_sync(0xffffffffu, max(c0 << 8 | (uint32_t)(255 - lane),
+                                                                 c1 << 8 | (uint32_t)(255 - (lane + 32))));
         const int best = 255 - (int)(key & 255);
         const uint32_t sum = warp_sum(f0 + f1);
         if (best == lane) f0 += one - sum;
         if (best == lane + 32) f1 += one - sum;
     }
     /* the size estimate (model_pass of core/lsmix_codec.c): the bits of
-     * this interval's tokens of this context under this table */
+     * this interval's tokens of this context under this table.  A token
+     * costs at most 29 bits (lsx_token_cost_q16 at frequency 1: < 2^21 in
+     * Q16) and an interval has at most 1024 pixels, so the warp's sum is
+     * below 2^31: 32-bit sums are the 64-bit ones. */
     uint64_t est;
     {
         const uint16_t *hj = c.hist + ((size_t)k * c.nint * CTX_MAX + w) * CTX_TOKENS;
         const uint32_t n0 = hj[lane], n1 = hj[lane + 32];
-        uint64_t bits = 0;
-        if (n0) bits += (uint64_t)n0 * (token_bits_q16(lane) - log2_of_freq[f0]);
-        if (n1) bits += (uint64_t)n1 * (token_bits_q16(lane + 32) - log2_of_freq[f1]);
-        for (int o = 16; o > 0; o >>= 1) bits += __shfl_xor_sync(0xffffffffu, bits, o);
-        est = bits;
+        uint32_t bits = 0;
+        if (n0) bits += n0 * (token_bits_q16(lane) - log2_of_freq[f0]);
+        if (n1) bits += n1 * (token_bits_q16(lane + 32) - log2_of_freq[f1]);
+        est = __reduce_add_sync(0xffffffffu, bits);
     }
     /* exclusive prefix over tokens 0..63 */
     uint32_t s0 = f0, s1 = f1;
