@@ -1064,42 +1064,56 @@ __global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
 /* (sm_80 and later: one REDUX instruction, not five shuffles) */
 __device__ __forceinline__ uint32_t warp_sum(uint32_t v) { return __reduce_add_sync(0xffffffffu, v); }
 
-/* ctx_model_refresh in two passes.  Counts: a warp per context walks the
- * intervals in order (lane l holds tokens 2l and 2l + 1, one 32-bit word of
- * an interval's 16-bit counts), adds each interval's counts and halves
- * them where the C model does (total above 2^16 at a refresh), and writes
- * the counts every table is built from into the table array: table j from
- * the counts of intervals < j (j = 0: none).  Tables: every (interval,
- * context) is then independent, a warp each, turning its counts into
- * cum << 16 | freq in place. */
+/* ctx_model_refresh in two passes.  The counts every table is built from
+ * (table j from the counts of intervals < j; j = 0: none) are a walk over
+ * the intervals in order, since the C model halves a context's counts
+ * where its total passes 2^16 at a refresh.  Counts: a warp per context
+ * walks them (lane l holds tokens 2l and 2l + 1, one 32-bit word of an
+ * interval's 16-bit counts) and writes the counts of every
+ * TABLE_CHECKPOINT-th table into the table array.  Tables: a warp per
+ * (context, run of TABLE_CHECKPOINT intervals) takes the counts at the
+ * run's start, walks the run again (the same steps) and turns the counts
+ * before each interval into its table, cum << 16 | freq, in place, with
+ * the size estimate's bits.  The walk's counts then never go through
+ * memory but at the checkpoints (every table's counts were written and
+ * read again: about 400 MB a frame). */
 #define TABLE_WARPS 16
-#ifndef COUNTS_AHEAD
 #define COUNTS_AHEAD 16
-#endif
+#define TABLE_CHECKPOINT 32
 
 /* lsx_log2_q16(f) for every frequency f of 2^15 (index f; entry 0
  * unused), made once per device (lsx_gpu_init_tables): the size
  * estimate's log2 (tables_kernel). */
 __device__ uint32_t log2_of_freq[(1u << CTX_PROB_BITS) + 1];
 
-/* The walk's state: the counts of the lane's two tokens and the context's
- * total, kept exact (an interval's total is summed off the chain, and the
- * warp sums the halved counts again only where it halves). */
+/* A lane's place in a walk: the counts of its two tokens and the
+ * context's total, kept exact (an interval's total is summed off the
+ * chain, and the warp sums the halved counts again only where it halves). */
 struct counts_state {
     uint32_t c0, c1, total;
 };
 
-/* The lane's words of intervals j0 .. j0 + COUNTS_AHEAD - 1 (0 past the
- * last interval the walk takes) */
-__device__ __forceinline__ void counts_load(const uint32_t *h, size_t wstride, uint32_t j0, uint32_t nuse,
+/* The counts after interval j's word v (its total at, summed ahead) */
+__device__ __forceinline__ void counts_step(counts_state &st, uint32_t v, uint32_t at)
+{
+    st.c0 += v & 0xffffu, st.c1 += v >> 16;
+    st.total += at;
+    if (st.total > CTX_HALVE_AT) {
+        st.c0 = (st.c0 + 1) >> 1, st.c1 = (st.c1 + 1) >> 1;
+        st.total = warp_sum(st.c0 + st.c1);
+    }
+}
+
+/* The lane's words of intervals j0 .. j0 + COUNTS_AHEAD - 1 (0 from end on) */
+__device__ __forceinline__ void counts_load(const uint32_t *h, size_t wstride, uint32_t j0, uint32_t end,
                                             uint32_t (&v)[COUNTS_AHEAD])
 {
 #pragma unroll
-    for (int q = 0; q < COUNTS_AHEAD; q++) v[q] = j0 + q < nuse ? h[(size_t)(j0 + q) * wstride] : 0;
+    for (int q = 0; q < COUNTS_AHEAD; q++) v[q] = j0 + q < end ? h[(size_t)(j0 + q) * wstride] : 0;
 }
 
-/* Tables j0 + 1 .. from intervals j0 .. (their words v, loaded a group
- * ahead) */
+/* The walk over intervals j0 .. (their words v, loaded a group ahead);
+ * the checkpoints' counts stored */
 __device__ __forceinline__ void counts_walk(const uint32_t (&v)[COUNTS_AHEAD], uint32_t j0, uint32_t nuse,
                                             counts_state &st, uint2 *tab, size_t tstride)
 {
@@ -1110,13 +1124,8 @@ __device__ __forceinline__ void counts_walk(const uint32_t (&v)[COUNTS_AHEAD], u
     for (int q = 0; q < COUNTS_AHEAD; q++) {
         const uint32_t j = j0 + (uint32_t)q;
         if (j >= nuse) break;
-        st.c0 += v[q] & 0xffffu, st.c1 += v[q] >> 16;
-        st.total += at[q];
-        if (st.total > CTX_HALVE_AT) {
-            st.c0 = (st.c0 + 1) >> 1, st.c1 = (st.c1 + 1) >> 1;
-            st.total = warp_sum(st.c0 + st.c1);
-        }
-        tab[(size_t)(j + 1) * tstride] = make_uint2(st.c0, st.c1);
+        counts_step(st, v[q], at[q]);
+        if ((j + 1) % TABLE_CHECKPOINT == 0) tab[(size_t)(j + 1) * tstride] = make_uint2(st.c0, st.c1);
     }
 }
 
@@ -1157,78 +1166,93 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding
 /* The bits of token t at probability 1 (lsx_token_cost_q16). */
 static __device__ __forceinline__ uint32_t token_bits_q16(int t) { return lsx_token_cost_q16(1, t, CTX_PROB_BITS); }
 
-/* The table of (interval, context) w of candidate k, a warp: its counts
- * into cum << 16 | freq in place.  Returns the estimate's bits of the
- * interval's tokens of that context (every lane). */
-static __device__ __forceinline__ uint64_t context_table(const lsx_gpu_coding &c, int k, uint64_t w, int lane)
+/* The table of the counts st (refresh_context), stored at tj as
+ * cum << 16 | freq, lane l's tokens 2l and 2l + 1; returns the estimate's
+ * bits of the interval's tokens v of this context under it (every lane). */
+static __device__ __forceinline__ uint32_t context_table(const counts_state &st, uint32_t v, uint2 *tj, int lane)
 {
-    uint32_t *tj = c.table + ((size_t)k * c.nint * CTX_MAX + w) * CTX_TOKENS;
     const uint32_t one = 1u << CTX_PROB_BITS, spare = one - CTX_TOKENS;
-    const uint32_t c0 = tj[lane], c1 = tj[lane + 32];
-    const uint32_t total = warp_sum(c0 + c1);
+    const int t0 = 2 * lane, t1 = 2 * lane + 1;
     uint32_t f0, f1;
-    if (total == 0) {
+    if (st.total == 0) {
         f0 = f1 = one / CTX_TOKENS;
     } else {
         /* total <= 2^16: a context starts from at most 64 x 255 counts (the
          * prior's row) and an interval adds at most 1024 (its pixels), and
-         * counts_kernel halves a total above 2^16 (CTX_HALVE_AT) to at most
+         * the walk halves a total above 2^16 (CTX_HALVE_AT) to at most
          * (2^16 + 1024) / 2 + 32 before the next interval's table.  So
          * c * spare < 2^17 * (2^15 - 64) < 2^32: the 32-bit quotient is the
          * 64-bit one of refresh_context.  A total of 2^17 or more would be a
          * broken invariant: the launch fails (the host's CK sees it) rather
          * than coding with wrong tables. */
-        if (total >= (1u << 17)) __trap();
-        f0 = 1 + c0 * spare / total;
-        f1 = 1 + c1 * spare / total;
+        if (st.total >= (1u << 17)) __trap();
+        f0 = 1 + st.c0 * spare / st.total;
+        f1 = 1 + st.c1 * spare / st.total;
         /* the most counted token, the lowest index among equals (a count
          * is at most the total, < 2^17: the key fits in 32 bits) */
-        const uint32_t key = __reduce_max_sync(0xffffffffu, max(c0 << 8 | (uint32_t)(255 - lane),
-                                                                 c1 << 8 | (uint32_t)(255 - (lane + 32))));
+        const uint32_t key = __reduce_max_sync(0xffffffffu, max(st.c0 << 8 | (uint32_t)(255 - t0),
+                                                                 st.c1 << 8 | (uint32_t)(255 - t1)));
         const int best = 255 - (int)(key & 255);
         const uint32_t sum = warp_sum(f0 + f1);
-        if (best == lane) f0 += one - sum;
-        if (best == lane + 32) f1 += one - sum;
+        if (best == t0) f0 += one - sum;
+        if (best == t1) f1 += one - sum;
     }
     /* the size estimate (model_pass of core/lsmix_codec.c): the bits of
      * this interval's tokens of this context under this table.  A token
      * costs at most 29 bits (lsx_token_cost_q16 at frequency 1: < 2^21 in
      * Q16) and an interval has at most 1024 pixels, so the warp's sum is
      * below 2^31: 32-bit sums are the 64-bit ones. */
-    uint64_t est;
-    {
-        const uint16_t *hj = c.hist + ((size_t)k * c.nint * CTX_MAX + w) * CTX_TOKENS;
-        const uint32_t n0 = hj[lane], n1 = hj[lane + 32];
-        uint32_t bits = 0;
-        if (n0) bits += n0 * (token_bits_q16(lane) - log2_of_freq[f0]);
-        if (n1) bits += n1 * (token_bits_q16(lane + 32) - log2_of_freq[f1]);
-        est = __reduce_add_sync(0xffffffffu, bits);
-    }
-    /* exclusive prefix over tokens 0..63 */
-    uint32_t s0 = f0, s1 = f1;
+    const uint32_t n0 = v & 0xffffu, n1 = v >> 16;
+    uint32_t bits = 0;
+    if (n0) bits += n0 * (token_bits_q16(t0) - log2_of_freq[f0]);
+    if (n1) bits += n1 * (token_bits_q16(t1) - log2_of_freq[f1]);
+    /* exclusive prefix over tokens 0..63: the lanes' pairs inclusive */
+    uint32_t s = f0 + f1;
     for (int o = 1; o < 32; o <<= 1) {
-        uint32_t a0 = __shfl_up_sync(0xffffffffu, s0, o), a1 = __shfl_up_sync(0xffffffffu, s1, o);
-        if (lane >= o) s0 += a0, s1 += a1;
+        const uint32_t a = __shfl_up_sync(0xffffffffu, s, o);
+        if (lane >= o) s += a;
     }
-    const uint32_t first_half = __shfl_sync(0xffffffffu, s0, 31);
-    tj[lane] = (s0 - f0) << 16 | f0;
-    tj[lane + 32] = (first_half + s1 - f1) << 16 | f1;
-    return est;
+    const uint32_t cum0 = s - f0 - f1;
+    *tj = make_uint2(cum0 << 16 | f0, (cum0 + f0) << 16 | f1);
+    return warp_sum(bits);
 }
 
-/* Every (interval, context) of every candidate a warp (context_table);
- * the estimate's bits summed per block, then added to the candidate's
- * total (exact integers: the order does not matter). */
+/* Every (run of TABLE_CHECKPOINT intervals, context) of every candidate a
+ * warp: the walk from the run's checkpoint, each interval's table before
+ * its counts are added (context_table); the estimate's bits summed per
+ * block, then added to the candidate's total (exact integers: the order
+ * does not matter). */
 __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding c)
 {
     __shared__ unsigned long long block_bits;
     const int k = blockIdx.y;
-    const uint64_t w = (uint64_t)blockIdx.x * TABLE_WARPS + threadIdx.x / 32; /* interval * CTX_MAX + context */
+    const uint64_t w = (uint64_t)blockIdx.x * TABLE_WARPS + threadIdx.x / 32; /* run * CTX_MAX + context */
     const int lane = threadIdx.x & 31;
+    const uint32_t nrun = (c.nint + TABLE_CHECKPOINT - 1) / TABLE_CHECKPOINT;
     if (threadIdx.x == 0) block_bits = 0;
     __syncthreads();
-    if (w < (uint64_t)c.nint * CTX_MAX && (int)(w % CTX_MAX) < c.cand[k].nctx * cand_nib(c, k)) {
-        const uint64_t bits = context_table(c, k, w, lane);
+    const int ctx = (int)(w % CTX_MAX);
+    if (w < (uint64_t)nrun * CTX_MAX && ctx < c.cand[k].nctx * cand_nib(c, k)) {
+        const size_t stride = CTX_MAX * CTX_TOKENS;
+        const uint32_t j0 = (uint32_t)(w / CTX_MAX) * TABLE_CHECKPOINT;
+        const uint32_t end = min(j0 + TABLE_CHECKPOINT, c.nint);
+        const uint32_t *h = (const uint32_t *)(c.hist + (size_t)k * c.nint * stride + ctx * CTX_TOKENS) + lane;
+        uint2 *tab = (uint2 *)(c.table + (size_t)k * c.nint * stride + ctx * CTX_TOKENS) + lane;
+        uint32_t va[COUNTS_AHEAD], vb[COUNTS_AHEAD];
+        static_assert(TABLE_CHECKPOINT == 2 * COUNTS_AHEAD, "a run is two groups");
+        counts_load(h, stride / 2, j0, end, va);
+        counts_load(h, stride / 2, j0 + COUNTS_AHEAD, end, vb);
+        const uint2 start = tab[(size_t)j0 * (stride / 2)];
+        counts_state st = {start.x, start.y, warp_sum(start.x + start.y)};
+        uint64_t bits = 0;
+#pragma unroll
+        for (int q = 0; q < TABLE_CHECKPOINT; q++) {
+            const uint32_t j = j0 + (uint32_t)q;
+            if (j >= end) break;
+            const uint32_t v = q < COUNTS_AHEAD ? va[q] : vb[q - COUNTS_AHEAD];
+            bits += context_table(st, v, tab + (size_t)j * (stride / 2), lane);
+            if (j + 1 < end) counts_step(st, v, warp_sum((v & 0xffffu) + (v >> 16)));
+        }
         if (lane == 0 && bits) atomicAdd(&block_bits, (unsigned long long)bits);
     }
     __syncthreads();
@@ -1490,7 +1514,7 @@ cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st)
     contexts_kernel<<<dim3(blocks_for(c->px, 256) < 4096 ? blocks_for(c->px, 256) : 4096, k), 256, 0, st>>>(*c);
     interval_counts_kernel<<<dim3(c->nint, k), 256, 0, st>>>(*c);
     counts_kernel<<<dim3((max_ctx + TABLE_WARPS - 1) / TABLE_WARPS, k), 32 * TABLE_WARPS, 0, st>>>(*c);
-    const uint64_t warps = (uint64_t)c->nint * CTX_MAX;
+    const uint64_t warps = (uint64_t)(c->nint + TABLE_CHECKPOINT - 1) / TABLE_CHECKPOINT * CTX_MAX;
     tables_kernel<<<dim3((unsigned)((warps + TABLE_WARPS - 1) / TABLE_WARPS), k), 32 * TABLE_WARPS, 0, st>>>(*c);
     return cudaGetLastError();
 }
