@@ -364,7 +364,7 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
         if (rc == cudaSuccess)
             rc = cudaMemcpyAsync(s->dp_ok + NPIPE, s->dp_ok + pipe, sizeof(int), cudaMemcpyDeviceToDevice, on);
     }
-    if (rc == cudaSuccess) rc = lsx_gpu_model(&cc, CTX_MAX, on);
+    if (rc == cudaSuccess) rc = lsx_gpu_model(&cc, CTX_MAX, 1, on);
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(s->h_bits + max_cand, cc.bits, sizeof *cc.bits, cudaMemcpyDeviceToHost, on);
     if (rc == cudaSuccess && code) rc = lsx_gpu_rans(&cc, on);
@@ -429,7 +429,7 @@ static cudaError_t run_pipe2(lsx_gpu_state *s, const uint16_t *x, uint32_t W, ui
         rc = lsx_gpu_dp_contexts(s->thr_hist + 2 * LSX_THR_CELLS, s->info + 16, 1, s->cands + c0 + nk, nkc,
                                  s->dp_ok + 2, s->dp_scratch, st);
     const lsx_gpu_coding co = cands_coding(s, W, H, nint, nseg, c0, nkc);
-    if (rc == cudaSuccess) rc = lsx_gpu_model(&co, CTX_MAX, st);
+    if (rc == cudaSuccess) rc = lsx_gpu_model(&co, CTX_MAX, 0, st);
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(s->h_bits + c0, co.bits, sizeof *s->h_bits * (size_t)nkc, cudaMemcpyDeviceToHost, st);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->h_info + 16, s->info + 16, 8, cudaMemcpyDeviceToHost, st);
@@ -572,7 +572,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     MARK(4);
     lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, LSX_PRIOR, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
                          s->table, s->slots, seg_slot, s->seg_len, s->bits};
-    CK(lsx_gpu_model(&co, CTX_MAX, st));
+    CK(lsx_gpu_model(&co, CTX_MAX, 0, st)); /* the estimates: the winner's tables come after the choice */
     MARK(5);
     if (spec) /* the trial's sums are back: its model goes on while this one's estimates come back */
         CK(cudaStreamSynchronize(side));
@@ -636,6 +636,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
      * estimate's within a few bytes a segment, so that much (and a margin)
      * comes back with the lengths, the rest after them if it was more */
     const lsx_gpu_coding cw = cands_coding(s, W, H, nint, nseg, c, 1);
+    if (c != max_cand) CK(lsx_gpu_tables(&cw, st)); /* (the trial's model made its tables) */
     if (!cas_coded) CK(lsx_gpu_rans(&cw, st));
     CK(lsx_gpu_gather(&cw, 0, s->body, st));
     CK(cudaMemcpyAsync(s->h_seg_len, cw.seg_len, 4 * (size_t)nseg, cudaMemcpyDeviceToHost, st));

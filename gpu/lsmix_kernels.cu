@@ -1166,9 +1166,11 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding
 /* The bits of token t at probability 1 (lsx_token_cost_q16). */
 static __device__ __forceinline__ uint32_t token_bits_q16(int t) { return lsx_token_cost_q16(1, t, CTX_PROB_BITS); }
 
-/* The table of the counts st (refresh_context), stored at tj as
- * cum << 16 | freq, lane l's tokens 2l and 2l + 1; returns the estimate's
- * bits of the interval's tokens v of this context under it (every lane). */
+/* The table of the counts st (refresh_context): where WRITE, stored at tj
+ * as cum << 16 | freq, lane l's tokens 2l and 2l + 1; where EST, returns
+ * the estimate's bits of the interval's tokens v of this context under it
+ * (every lane). */
+template <bool WRITE, bool EST>
 static __device__ __forceinline__ uint32_t context_table(const counts_state &st, uint32_t v, uint2 *tj, int lane)
 {
     const uint32_t one = 1u << CTX_PROB_BITS, spare = one - CTX_TOKENS;
@@ -1202,26 +1204,34 @@ static __device__ __forceinline__ uint32_t context_table(const counts_state &st,
      * costs at most 29 bits (lsx_token_cost_q16 at frequency 1: < 2^21 in
      * Q16) and an interval has at most 1024 pixels, so the warp's sum is
      * below 2^31: 32-bit sums are the 64-bit ones. */
-    const uint32_t n0 = v & 0xffffu, n1 = v >> 16;
     uint32_t bits = 0;
-    if (n0) bits += n0 * (token_bits_q16(t0) - log2_of_freq[f0]);
-    if (n1) bits += n1 * (token_bits_q16(t1) - log2_of_freq[f1]);
-    /* exclusive prefix over tokens 0..63: the lanes' pairs inclusive */
-    uint32_t s = f0 + f1;
-    for (int o = 1; o < 32; o <<= 1) {
-        const uint32_t a = __shfl_up_sync(0xffffffffu, s, o);
-        if (lane >= o) s += a;
+    if (EST) {
+        const uint32_t n0 = v & 0xffffu, n1 = v >> 16;
+        if (n0) bits += n0 * (token_bits_q16(t0) - log2_of_freq[f0]);
+        if (n1) bits += n1 * (token_bits_q16(t1) - log2_of_freq[f1]);
     }
-    const uint32_t cum0 = s - f0 - f1;
-    *tj = make_uint2(cum0 << 16 | f0, (cum0 + f0) << 16 | f1);
-    return warp_sum(bits);
+    if (WRITE) {
+        /* exclusive prefix over tokens 0..63: the lanes' pairs inclusive */
+        uint32_t s = f0 + f1;
+        for (int o = 1; o < 32; o <<= 1) {
+            const uint32_t a = __shfl_up_sync(0xffffffffu, s, o);
+            if (lane >= o) s += a;
+        }
+        const uint32_t cum0 = s - f0 - f1;
+        *tj = make_uint2(cum0 << 16 | f0, (cum0 + f0) << 16 | f1);
+    }
+    return EST ? warp_sum(bits) : 0;
 }
 
 /* Every (run of TABLE_CHECKPOINT intervals, context) of every candidate a
  * warp: the walk from the run's checkpoint, each interval's table before
- * its counts are added (context_table); the estimate's bits summed per
- * block, then added to the candidate's total (exact integers: the order
- * does not matter). */
+ * its counts are added (context_table).  EST: the estimate's bits summed
+ * per block, then added to the candidate's total (exact integers: the
+ * order does not matter).  WRITE: the tables stored over the counts (a
+ * run's checkpoint too: after that, no second pass).  The candidates'
+ * estimates are made without the tables (about 150 MB of stores a frame),
+ * and only the winner's tables then (lsx_gpu_model, lsx_gpu_tables). */
+template <bool WRITE, bool EST>
 __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding c)
 {
     __shared__ unsigned long long block_bits;
@@ -1250,13 +1260,13 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding
             const uint32_t j = j0 + (uint32_t)q;
             if (j >= end) break;
             const uint32_t v = q < COUNTS_AHEAD ? va[q] : vb[q - COUNTS_AHEAD];
-            bits += context_table(st, v, tab + (size_t)j * (stride / 2), lane);
+            bits += context_table<WRITE, EST>(st, v, tab + (size_t)j * (stride / 2), lane);
             if (j + 1 < end) counts_step(st, v, warp_sum((v & 0xffffu) + (v >> 16)));
         }
-        if (lane == 0 && bits) atomicAdd(&block_bits, (unsigned long long)bits);
+        if (EST && lane == 0 && bits) atomicAdd(&block_bits, (unsigned long long)bits);
     }
     __syncthreads();
-    if (threadIdx.x == 0 && block_bits) atomicAdd(c.bits + k, block_bits);
+    if (EST && threadIdx.x == 0 && block_bits) atomicAdd(c.bits + k, block_bits);
 }
 
 /* rANS (ctx_rans_encode): a block per (segment, candidate).  The symbols
@@ -1506,7 +1516,13 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
     }
 }
 
-cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st)
+static unsigned tables_blocks(const lsx_gpu_coding *c)
+{
+    const uint64_t warps = (uint64_t)(c->nint + TABLE_CHECKPOINT - 1) / TABLE_CHECKPOINT * CTX_MAX;
+    return (unsigned)((warps + TABLE_WARPS - 1) / TABLE_WARPS);
+}
+
+cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, int tables, cudaStream_t st)
 {
     const unsigned k = (unsigned)c->ncand;
     cudaError_t rc = cudaMemsetAsync(c->bits, 0, sizeof(unsigned long long) * k, st);
@@ -1514,8 +1530,16 @@ cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st)
     contexts_kernel<<<dim3(blocks_for(c->px, 256) < 4096 ? blocks_for(c->px, 256) : 4096, k), 256, 0, st>>>(*c);
     interval_counts_kernel<<<dim3(c->nint, k), 256, 0, st>>>(*c);
     counts_kernel<<<dim3((max_ctx + TABLE_WARPS - 1) / TABLE_WARPS, k), 32 * TABLE_WARPS, 0, st>>>(*c);
-    const uint64_t warps = (uint64_t)(c->nint + TABLE_CHECKPOINT - 1) / TABLE_CHECKPOINT * CTX_MAX;
-    tables_kernel<<<dim3((unsigned)((warps + TABLE_WARPS - 1) / TABLE_WARPS), k), 32 * TABLE_WARPS, 0, st>>>(*c);
+    if (tables)
+        tables_kernel<true, true><<<dim3(tables_blocks(c), k), 32 * TABLE_WARPS, 0, st>>>(*c);
+    else
+        tables_kernel<false, true><<<dim3(tables_blocks(c), k), 32 * TABLE_WARPS, 0, st>>>(*c);
+    return cudaGetLastError();
+}
+
+cudaError_t lsx_gpu_tables(const lsx_gpu_coding *c, cudaStream_t st)
+{
+    tables_kernel<true, false><<<dim3(tables_blocks(c), (unsigned)c->ncand), 32 * TABLE_WARPS, 0, st>>>(*c);
     return cudaGetLastError();
 }
 

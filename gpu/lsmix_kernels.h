@@ -169,9 +169,12 @@ typedef struct {
     unsigned long long *bits;   /* [ncand] the size estimate of the tokens (Q16 bits, model_pass) */
 } lsx_gpu_coding;
 
-/* Contexts, token counts, the tables of every interval, and each
- * candidate's size estimate into bits. */
-cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, cudaStream_t st);
+/* Contexts, token counts and each candidate's size estimate into bits;
+ * where tables, the tables of every interval too (else lsx_gpu_tables
+ * makes them later, for the candidates that are coded). */
+cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, int tables, cudaStream_t st);
+/* The tables of every interval, after lsx_gpu_model without them. */
+cudaError_t lsx_gpu_tables(const lsx_gpu_coding *c, cudaStream_t st);
 /* The rANS segments. */
 cudaError_t lsx_gpu_rans(const lsx_gpu_coding *c, cudaStream_t st);
 
