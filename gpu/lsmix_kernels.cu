@@ -5,6 +5,8 @@
  * token counts) in the same order as the C core. */
 #include "lsmix_kernels.h"
 
+#include <cuda_pipeline.h>
+
 #include "hist_quantile.cuh"
 #include "imgstream.h"
 #include "lsmix_arith.h"
@@ -1078,7 +1080,9 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v) { return __reduce_add_s
  * memory but at the checkpoints (every table's counts were written and
  * read again: about 400 MB a frame). */
 #define TABLE_WARPS 16
+#ifndef COUNTS_AHEAD
 #define COUNTS_AHEAD 16
+#endif
 #define TABLE_CHECKPOINT 32
 
 /* lsx_log2_q16(f) for every frequency f of 2^15 (index f; entry 0
@@ -1117,6 +1121,23 @@ __device__ __forceinline__ void counts_load(const uint32_t *h, size_t wstride, u
 __device__ __forceinline__ void counts_walk(const uint32_t (&v)[COUNTS_AHEAD], uint32_t j0, uint32_t nuse,
                                             counts_state &st, uint2 *tab, size_t tstride)
 {
+    /* An interval adds at most 1024 counts (its pixels), so where the
+     * group cannot take the total past 2^16 nothing halves in it: the
+     * counts are plain sums and the total one warp sum (most groups: a
+     * context halves about every 32 intervals at the most) */
+    if (st.total + (uint32_t)COUNTS_AHEAD * 1024 <= CTX_HALVE_AT) {
+        uint32_t added = 0;
+#pragma unroll
+        for (int q = 0; q < COUNTS_AHEAD; q++) {
+            const uint32_t j = j0 + (uint32_t)q;
+            if (j >= nuse) break;
+            st.c0 += v[q] & 0xffffu, st.c1 += v[q] >> 16;
+            added += (v[q] & 0xffffu) + (v[q] >> 16);
+            if ((j + 1) % TABLE_CHECKPOINT == 0) tab[(size_t)(j + 1) * tstride] = make_uint2(st.c0, st.c1);
+        }
+        st.total += warp_sum(added);
+        return;
+    }
     uint32_t at[COUNTS_AHEAD];
 #pragma unroll
     for (int q = 0; q < COUNTS_AHEAD; q++) at[q] = warp_sum((v[q] & 0xffffu) + (v[q] >> 16));
@@ -1129,10 +1150,22 @@ __device__ __forceinline__ void counts_walk(const uint32_t (&v)[COUNTS_AHEAD], u
     }
 }
 
-__global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding c)
+/* The walk's loads go through a ring of COUNTS_RING groups in shared
+ * memory, a warp's own, by asynchronous copies (cp.async) issued
+ * COUNTS_RING - 1 groups ahead of the group walked.  Loads into a ring of
+ * registers left the kernel at 0.11 ms (under ncu) however few warps
+ * walked, the cascade trial's one candidate too, as with two groups: the
+ * compiler placed them near their use.  With the copies 0.08 ms, with the
+ * groups that cannot halve summed at once (counts_walk) 0.06; a ring of 12
+ * groups did no better than 4. */
+#define COUNTS_WARPS 4
+#define COUNTS_RING 4
+
+__global__ void __launch_bounds__(32 * COUNTS_WARPS) counts_kernel(lsx_gpu_coding c)
 {
-    const int k = blockIdx.y;
-    const int ctx = blockIdx.x * TABLE_WARPS + threadIdx.x / 32, lane = threadIdx.x & 31;
+    __shared__ uint32_t ring[COUNTS_WARPS][COUNTS_RING][COUNTS_AHEAD][32];
+    const int k = blockIdx.y, warp = threadIdx.x / 32;
+    const int ctx = blockIdx.x * COUNTS_WARPS + warp, lane = threadIdx.x & 31;
     const lsx_gpu_cand &cd = c.cand[k];
     const int nib = cand_nib(c, k);
     if (ctx >= cd.nctx * nib) return;
@@ -1149,17 +1182,28 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) counts_kernel(lsx_gpu_coding
     }
     tab[0] = make_uint2(st.c0, st.c1);
     st.total = warp_sum(st.c0 + st.c1);
-    /* table j + 1 from table j's counts and interval j's; the loads of a
-     * group of COUNTS_AHEAD intervals are issued before the group ahead of
-     * it is walked, so that the walk does not wait for memory */
+    /* table j + 1 from table j's counts and interval j's.  A lane copies
+     * and reads back only its own words: no barrier between the lanes. */
     const uint32_t nuse = c.nint - 1;
-    uint32_t va[COUNTS_AHEAD], vb[COUNTS_AHEAD];
-    counts_load(h, stride / 2, 0, nuse, va);
-    for (uint32_t j0 = 0; j0 < nuse; j0 += 2 * COUNTS_AHEAD) {
-        counts_load(h, stride / 2, j0 + COUNTS_AHEAD, nuse, vb);
-        counts_walk(va, j0, nuse, st, tab, stride / 2);
-        counts_load(h, stride / 2, j0 + 2 * COUNTS_AHEAD, nuse, va);
-        counts_walk(vb, j0 + COUNTS_AHEAD, nuse, st, tab, stride / 2);
+    uint32_t(*r)[COUNTS_AHEAD][32] = ring[warp];
+    auto fetch = [&](uint32_t g) { /* group g into its slot; a commit every call */
+        uint32_t *slot = &r[g % COUNTS_RING][0][lane];
+#pragma unroll
+        for (int q = 0; q < COUNTS_AHEAD; q++) {
+            const uint32_t j = g * COUNTS_AHEAD + (uint32_t)q;
+            if (j < nuse) __pipeline_memcpy_async(slot + q * 32, h + (size_t)j * (stride / 2), 4);
+            else slot[q * 32] = 0;
+        }
+        __pipeline_commit();
+    };
+    for (uint32_t g = 0; g + 1 < COUNTS_RING; g++) fetch(g);
+    for (uint32_t g = 0; g * COUNTS_AHEAD < nuse; g++) {
+        fetch(g + COUNTS_RING - 1); /* into the slot of group g - 1, walked */
+        __pipeline_wait_prior(COUNTS_RING - 1);
+        uint32_t v[COUNTS_AHEAD];
+#pragma unroll
+        for (int q = 0; q < COUNTS_AHEAD; q++) v[q] = r[g % COUNTS_RING][q][lane];
+        counts_walk(v, g * COUNTS_AHEAD, nuse, st, tab, stride / 2);
     }
 }
 
@@ -1529,7 +1573,7 @@ cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, int tables, cuda
     if (rc != cudaSuccess) return rc;
     contexts_kernel<<<dim3(blocks_for(c->px, 256) < 4096 ? blocks_for(c->px, 256) : 4096, k), 256, 0, st>>>(*c);
     interval_counts_kernel<<<dim3(c->nint, k), 256, 0, st>>>(*c);
-    counts_kernel<<<dim3((max_ctx + TABLE_WARPS - 1) / TABLE_WARPS, k), 32 * TABLE_WARPS, 0, st>>>(*c);
+    counts_kernel<<<dim3((max_ctx + COUNTS_WARPS - 1) / COUNTS_WARPS, k), 32 * COUNTS_WARPS, 0, st>>>(*c);
     if (tables)
         tables_kernel<true, true><<<dim3(tables_blocks(c), k), 32 * TABLE_WARPS, 0, st>>>(*c);
     else
