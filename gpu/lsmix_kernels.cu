@@ -1080,9 +1080,7 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v) { return __reduce_add_s
  * memory but at the checkpoints (every table's counts were written and
  * read again: about 400 MB a frame). */
 #define TABLE_WARPS 16
-#ifndef COUNTS_AHEAD
-#define COUNTS_AHEAD 16
-#endif
+#define COUNTS_AHEAD 16 /* intervals a group of the walk */
 #define TABLE_CHECKPOINT 32
 
 /* lsx_log2_q16(f) for every frequency f of 2^15 (index f; entry 0
@@ -1116,8 +1114,8 @@ __device__ __forceinline__ void counts_load(const uint32_t *h, size_t wstride, u
     for (int q = 0; q < COUNTS_AHEAD; q++) v[q] = j0 + q < end ? h[(size_t)(j0 + q) * wstride] : 0;
 }
 
-/* The walk over intervals j0 .. (their words v, loaded a group ahead);
- * the checkpoints' counts stored */
+/* The walk over the group of intervals j0 .. (their words v); the
+ * checkpoints' counts stored */
 __device__ __forceinline__ void counts_walk(const uint32_t (&v)[COUNTS_AHEAD], uint32_t j0, uint32_t nuse,
                                             counts_state &st, uint2 *tab, size_t tstride)
 {
