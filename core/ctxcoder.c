@@ -83,14 +83,14 @@ void ctx_model_refresh(ctx_model *cm)
     }
 }
 
-int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, ctx_sym *out)
+int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, int raw_carried, int sign_carried, ctx_sym *out)
 {
     uint32_t v = (uint32_t)(e < 0 ? -e : e);
     int nraw, n = 0;
     int t = ctx_token(v, &nraw);
     out[n++] = (ctx_sym){cm->cum[ctx][t], cm->freq[ctx][t], CTX_PROB_BITS};
-    if (nraw > 0) out[n++] = (ctx_sym){v & ((1u << nraw) - 1), 1, (uint8_t)nraw};
-    if (v != 0) out[n++] = (ctx_sym){e < 0, 1, 1};
+    if (nraw > 0 && !raw_carried) out[n++] = (ctx_sym){v & ((1u << nraw) - 1), 1, (uint8_t)nraw};
+    if (v != 0 && !sign_carried) out[n++] = (ctx_sym){e < 0, 1, 1};
     return n;
 }
 

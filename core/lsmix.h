@@ -203,8 +203,10 @@ typedef struct {
     uint8_t bits;
 } ctx_sym;
 
-/* Appends the symbols of residual e in context ctx (token, raw bits, sign). */
-int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, ctx_sym *out);
+/* Appends the symbols of residual e in context ctx (token, raw bits, sign),
+ * leaving out its raw bits / its sign where the segment's carry holds them
+ * (lsmix_carry.h: lsx_carry_raw, lsx_carry_sign). */
+int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, int raw_carried, int sign_carried, ctx_sym *out);
 
 /* rANS with per-symbol precision, as the paper profile's byte-wise coder,
  * from the initial state x0 (AURP_RANS_L, or that plus a carry:

@@ -347,16 +347,10 @@ static void encode_segment_range(void *arg, int t)
             if (ctx_refresh_due(i)) ctx_model_refresh(cm);
             int nraw;
             uint32_t mag = (uint32_t)(j->res[i] < 0 ? -j->res[i] : j->res[i]);
-            const int tok = ctx_token(mag, &nraw);
-            const size_t n0 = ns;
-            ns += (size_t)ctx_symbols(cm, j->ctx[i], j->res[i], sym + ns);
-            if (i - a <= own.q_end) { /* leave out what the carry took: symbol n0 is the token */
-                const int raw = nraw > 0 && lsx_carry_raw(&own, (uint32_t)(i - a));
-                const int sign = mag != 0 && lsx_carry_sign(&own, (uint32_t)(i - a));
-                if (raw) memmove(sym + n0 + 1, sym + n0 + 2, (ns - n0 - 2) * sizeof *sym), ns--;
-                if (sign) ns--; /* the sign is the last */
-            }
-            ctx_model_count(cm, j->ctx[i], tok);
+            const uint32_t q = (uint32_t)(i - a);
+            ns += (size_t)ctx_symbols(cm, j->ctx[i], j->res[i], lsx_carry_raw(&own, q), lsx_carry_sign(&own, q),
+                                      sym + ns);
+            ctx_model_count(cm, j->ctx[i], ctx_token(mag, &nraw));
         }
         size_t len = ctx_rans_encode(sym, ns, x0, j->seg_buf + (size_t)s * j->seg_cap, j->seg_cap);
         if (len == 0) atomic_store(&j->failed, 1);

@@ -110,7 +110,7 @@ Test(core_ctxmodel, size_estimate_follows_the_coded_length)
             int nraw;
             const int t = ctx_token((uint32_t)(e < 0 ? -e : e), &nraw);
             bits += lsx_token_cost_q16(cm.freq[k][t], t, CTX_PROB_BITS);
-            ns += (size_t)ctx_symbols(&cm, k, e, sym + ns);
+            ns += (size_t)ctx_symbols(&cm, k, e, 0, 0, sym + ns);
             ctx_model_count(&cm, k, t);
         }
         const size_t len = ctx_rans_encode(sym, ns, AURP_RANS_L, out, sizeof out);
