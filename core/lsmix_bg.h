@@ -50,6 +50,19 @@ static inline AURP_HD int64_t lsx_bg_weight(int32_t s)
     return (int64_t)(((uint64_t)1 << 48) / ((uint64_t)((int64_t)s * s) + 16384u));
 }
 
+/* lsx_bg_weight as one double division, for the passes that make a whole
+ * row's or column's weights (a vector of them on the CPU, where the
+ * integer ones ran one by one; on the GPU the column pass's 64-bit
+ * division a pixel took half its time).  Exact: a level stays in [0, 16 *
+ * 65535], so 16 |r| < 2^24 and a scale, which grows only below that, stays
+ * below 2^25; then d = s^2 + 2^14 < 2^51 is an exact double, and 2^48 + d
+ * < 2^53 keeps the rounded quotient below the next integer
+ * (tests/unit/test_core_bg.c checks every s < 2^25 against lsx_bg_weight). */
+static inline AURP_HD int64_t lsx_bg_weight_fp(int32_t s)
+{
+    return (int64_t)(281474976710656.0 / ((double)s * (double)s + 16384.0));
+}
+
 static inline AURP_HD int32_t lsx_bg_clip(int32_t v, int32_t lo, int32_t hi)
 {
     return v < lo ? lo : v > hi ? hi : v;

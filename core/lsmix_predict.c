@@ -655,15 +655,7 @@ void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
             for (uint32_t n = 0; n < s->W; n++) lsx_bg_column_start(&s->bg_c[n], &s->bg_s[n], row[n]);
         else
             lsx_bg_columns_step(s->bg_c, s->bg_s, m, row, s->W);
-        /* lsx_bg_weight, 2^48 / (s^2 + 2^14), as a double division (a
-         * vector of them, where the integer ones ran one by one).  Exact:
-         * a level stays in [0, 16 * 65535], so 16 |r| < 2^24 and a scale,
-         * which grows only below that, stays below 2^25; then d = s^2 +
-         * 2^14 < 2^51 is an exact double, and 2^48 + d < 2^53 keeps the
-         * rounded quotient below the next integer (checked for every s <
-         * 2^26). */
-        for (uint32_t n = 0; n < s->W; n++)
-            s->bg_w[n] = (int64_t)(281474976710656.0 / ((double)s->bg_s[n] * (double)s->bg_s[n] + 16384.0));
+        for (uint32_t n = 0; n < s->W; n++) s->bg_w[n] = lsx_bg_weight_fp(s->bg_s[n]);
         lsx_bg_row_start(&s->bg_row);
     }
 }

@@ -122,9 +122,11 @@ cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int3
 /* ---- LS predictions (lsmix_predict.c: training sums, ridge LDL^T) ------- */
 
 #define LS_TC LSX_GPU_LS_COLUMNS /* columns per block */
-#define LS_THREADS 256
-#define LS_ROWS_MAX 16   /* rows per chunk: 2 trainings x 16 rows x 8 columns = 256 solves, one a thread */
-#define LS_SMEM_BUDGET (210 * 1024)
+#define LS_ROWS_MAX 16   /* rows per chunk: 2 trainings x 16 rows x LS_TC columns, a solve a thread */
+#define LS_THREADS (2 * LS_ROWS_MAX * LS_TC)
+/* a block's dynamic shared memory: two blocks, with the 1 kB the driver
+ * keeps for each, within an SM's 228 kB */
+#define LS_SMEM_BUDGET (LSX_GPU_LS_BLOCKS_PER_SM == 1 ? 210 * 1024 : 110 * 1024)
 #define LS_WIN_UNROLLED 9 /* windows of up to M = 9 columns run unrolled */
 #define LS_CPG 4          /* columns a training thread slides its window over (inner blocks) */
 
@@ -202,18 +204,67 @@ __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ri
     return kk;
 }
 
+/* The training of ls_kernel where the window's half width is the constant
+ * RC: a thread takes one entry e of LS_CPG adjacent columns c0 .. and
+ * slides the window along them (LS_CPG + 2 RC products a row, not LS_CPG
+ * (2 RC + 1)), through every row of the chunk; column c's window is staged
+ * columns c .. c + 2 RC.  (The blocks at the image's edges, whose windows
+ * were staged cut to the image, ran a (column, entry) a thread, 2.25 times
+ * the products: their SMs took 1.26 M cycles while the others took 0.79 to
+ * 0.86 M (ncu, H100), and the kernel lasts its slowest block.) */
+template <int RC>
+__device__ __forceinline__ void ls_train_slide(const uint32_t *zs, int Z, int NE, int nz, int nr, const uint8_t *er,
+                                               const uint8_t *es, uint64_t *gst, uint64_t *gs, size_t plane,
+                                               int nls, int f0, int f1)
+{
+    static_assert(LS_TC % LS_CPG == 0, "whole groups of columns");
+    const int zrow = nz * Z;
+    for (int t = threadIdx.x; t < LS_TC / LS_CPG * NE; t += LS_THREADS) {
+        const int c0 = t / NE * LS_CPG, e = t % NE;
+        const uint32_t *zr = zs + c0 * Z + er[e], *zsb = zs + c0 * Z + es[e];
+        uint64_t g[2][LS_CPG];
+#pragma unroll
+        for (int c = 0; c < LS_CPG; c++) {
+            g[0][c] = gst[(c0 + c) * NE + e];
+            g[1][c] = nls > 1 ? gst[LS_TC * NE + (c0 + c) * NE + e] : 0;
+        }
+        uint64_t *out = gs + c0 * NE + e;
+        for (int ii = 0; ii < nr; ii++, zr += zrow, zsb += zrow, out += LS_TC * NE) {
+            uint64_t pre[LS_CPG + 2 * RC + 1]; /* pre[q]: the products of staged columns c0 .. c0 + q - 1 */
+            pre[0] = 0;
+#pragma unroll
+            for (int q = 0; q < LS_CPG + 2 * RC; q++) pre[q + 1] = pre[q] + (uint64_t)zr[q * Z] * zsb[q * Z];
+#pragma unroll
+            for (int c = 0; c < LS_CPG; c++) {
+                const uint64_t sum = pre[c + 2 * RC + 1] - pre[c];
+#pragma unroll
+                for (int l = 0; l < 2; l++) {
+                    if (l >= nls) break;
+                    g[l][c] = lsx_ls_forget(g[l][c], l ? f1 : f0, sum);
+                    out[l * plane + c * NE] = g[l][c];
+                }
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < LS_CPG; c++) {
+            gst[(c0 + c) * NE + e] = g[0][c];
+            if (nls > 1) gst[LS_TC * NE + (c0 + c) * NE + e] = g[1][c];
+        }
+    }
+}
+
 /* A block owns LS_TC columns.  For each chunk of rows it adds rows i one
  * by one to the columns' training sums of each forgetting shift (G <- G -
  * round(G / 2^f) + the window sum of z z^T, one window sum for both, the z
  * of the window's columns staged in shared memory), keeping each row's
  * sums; then every (training, row i+1, column) of the chunk is solved and
- * predicted by its own thread.  RC: the window's half width where it is a
- * constant (the default M): in a block whose windows all lie inside the
- * image a thread then takes one entry of LS_CPG adjacent columns and
- * slides the window along them (LS_CPG + 2 RC products a row, not LS_CPG
- * (2 RC + 1)); elsewhere a thread takes one (column, entry). */
+ * predicted by its own thread.  The staged columns are every window's
+ * whole, cb0 - R .. cb0 + LS_TC + R - 1, those outside the image 0.  RC:
+ * the window's half width where it is a constant (the default M): every
+ * block's threads then slide the window along LS_CPG columns
+ * (ls_train_slide); else a thread takes one (column, entry). */
 template <int DM, bool UNROLLED, int ZC, int RC, int NLS> /* NLS: a.nls where a constant (else 0) */
-__global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
+__global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kernel(ls_args a)
 {
     extern __shared__ uint64_t sm[];
     /* ZC: the regressor count + 1 where it is a constant (the default
@@ -232,8 +283,10 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
     const uint32_t cb0 = a.c0 + blockIdx.x * LS_TC;
     const int cols = (int)min((uint32_t)LS_TC, a.c1 - cb0);
     const uint32_t R = (uint32_t)a.R;
-    const uint32_t lo = cb0 > R ? cb0 - R : 0, hi = min(cb0 + (uint32_t)cols + R, a.W);
-    const int nz = (int)(hi - lo);
+    /* staged columns lo .. lo + nz - 1, every window's whole; those
+     * outside the image staged as 0 (their products add nothing) */
+    const int64_t lo = (int64_t)cb0 - R;
+    const int nz = LS_TC + 2 * (int)R;
 
     for (int t = threadIdx.x; t < nls * LS_TC * NE; t += LS_THREADS) gst[t] = 0;
     if (threadIdx.x == 0)
@@ -247,7 +300,10 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
          * global memory per chunk, not per row; a thread per pixel */
         for (int t = threadIdx.x; t < nr * nz; t += LS_THREADS) {
             const int ii = t / nz, q = t % nz;
-            if (ZC) {
+            const int64_t n = lo + q;
+            if (n < 0 || n >= (int64_t)a.W) {
+                for (int j = 0; j < Z; j++) zs[t * Z + j] = 0;
+            } else if (ZC) {
                 /* every load of a pixel issued before its first store
                  * (unrolled, the regressors' kinds constants): one wait for
                  * memory, not one a regressor past the lags (the staging
@@ -255,11 +311,11 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
                  * pixels a thread at once: 86k) */
                 uint32_t v[ZC ? ZC : 1];
 #pragma unroll
-                for (int j = 0; j < ZC; j++) v[j] = regressor(a, K, i0 + (uint32_t)ii, lo + (uint32_t)q, j);
+                for (int j = 0; j < ZC; j++) v[j] = regressor(a, K, i0 + (uint32_t)ii, (uint32_t)n, j);
 #pragma unroll
                 for (int j = 0; j < ZC; j++) zs[t * Z + j] = v[j];
             } else {
-                for (int j = 0; j < Z; j++) zs[t * Z + j] = regressor(a, K, i0 + (uint32_t)ii, lo + (uint32_t)q, j);
+                for (int j = 0; j < Z; j++) zs[t * Z + j] = regressor(a, K, i0 + (uint32_t)ii, (uint32_t)n, j);
             }
         }
         __syncthreads();
@@ -267,48 +323,13 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
          * chunk: the entries are independent recurrences, and the chunk's
          * regressors are all staged, so no barrier between rows */
         const int zrow = nz * Z;
-        if (RC > 0 && (uint32_t)RC == R && cb0 >= R && cb0 + LS_TC + R <= a.W && cols == LS_TC) {
-            /* every window inside the image: lo = cb0 - R, and column c's
-             * window is staged columns c .. c + 2R */
-            static_assert(LS_TC % LS_CPG == 0, "whole groups of columns");
-            for (int t = threadIdx.x; t < LS_TC / LS_CPG * NE; t += LS_THREADS) {
-                const int c0 = t / NE * LS_CPG, e = t % NE;
-                const uint32_t *zr = zs + c0 * Z + er[e], *zsb = zs + c0 * Z + es[e];
-                uint64_t g[2][LS_CPG];
-#pragma unroll
-                for (int c = 0; c < LS_CPG; c++) {
-                    g[0][c] = gst[(c0 + c) * NE + e];
-                    g[1][c] = nls > 1 ? gst[LS_TC * NE + (c0 + c) * NE + e] : 0;
-                }
-                uint64_t *out = gs + c0 * NE + e;
-                for (int ii = 0; ii < nr; ii++, zr += zrow, zsb += zrow, out += LS_TC * NE) {
-                    uint64_t pre[LS_CPG + 2 * RC + 1]; /* pre[q]: the products of staged columns c0 .. c0 + q - 1 */
-                    pre[0] = 0;
-#pragma unroll
-                    for (int q = 0; q < LS_CPG + 2 * RC; q++) pre[q + 1] = pre[q] + (uint64_t)zr[q * Z] * zsb[q * Z];
-#pragma unroll
-                    for (int c = 0; c < LS_CPG; c++) {
-                        const uint64_t sum = pre[c + 2 * RC + 1] - pre[c];
-#pragma unroll
-                        for (int l = 0; l < 2; l++) {
-                            if (l >= nls) break;
-                            const int f = l ? a.f[1] : a.f[0];
-                            g[l][c] = lsx_ls_forget(g[l][c], f, sum);
-                            out[l * plane + c * NE] = g[l][c];
-                        }
-                    }
-                }
-#pragma unroll
-                for (int c = 0; c < LS_CPG; c++) {
-                    gst[(c0 + c) * NE + e] = g[0][c];
-                    if (nls > 1) gst[LS_TC * NE + (c0 + c) * NE + e] = g[1][c];
-                }
-            }
+        if (RC > 0 && (uint32_t)RC == R) {
+            ls_train_slide<RC>(zs, Z, NE, nz, nr, er, es, gst, gs, plane, nls, a.f[0], a.f[1]);
         } else
         for (int t = threadIdx.x; t < cols * NE; t += LS_THREADS) {
             const int c = t / NE, e = t % NE;
             const uint32_t n = cb0 + (uint32_t)c;
-            const int q0 = (int)((n > R ? n - R : 0) - lo), len = (int)(min(n + R + 1, a.W) - lo) - q0;
+            const int q0 = (int)((int64_t)(n > R ? n - R : 0) - lo), len = (int)((int64_t)min(n + R + 1, a.W) - lo) - q0;
             const uint32_t *zr = zs + q0 * Z + er[e], *zsb = zs + q0 * Z + es[e];
             uint64_t g[2] = {gst[t], nls > 1 ? gst[LS_TC * NE + t] : 0};
             uint64_t *out = gs + t;
@@ -342,7 +363,7 @@ __global__ void __launch_bounds__(LS_THREADS, 1) ls_kernel(ls_args a)
             int k;
             k = ldl_solve<DM, UNROLLED>(a.D, Z, g, a.ridge, coef);
             /* pixel (m, n)'s regressors: staged, but for the chunk's last row */
-            const uint32_t *zp = ii + 1 < nr ? zs + ((size_t)(ii + 1) * nz + (n - lo)) * Z : NULL;
+            const uint32_t *zp = ii + 1 < nr ? zs + ((size_t)(ii + 1) * nz + (size_t)(c + (int)R)) * Z : NULL;
             double v = 0.0;
 #pragma unroll
             for (int j = 0; j < DM; j++)
@@ -360,6 +381,9 @@ static cudaError_t launch_ls(const ls_args &a, size_t smem, cudaStream_t st)
 {
     cudaError_t rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED, ZC, RC, NLS>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (rc == cudaSuccess) /* the whole of the SM's shared memory: room for LSX_GPU_LS_BLOCKS_PER_SM blocks */
+        rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED, ZC, RC, NLS>,
+                                  cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
     if (rc != cudaSuccess) return rc;
     unsigned blocks = (a.c1 - a.c0 + LS_TC - 1) / LS_TC;
     ls_kernel<DM, UNROLLED, ZC, RC, NLS><<<blocks, LS_THREADS, smem, st>>>(a);
@@ -601,7 +625,7 @@ __global__ void bg_columns_kernel(const uint16_t *__restrict__ x, uint32_t W, ui
             const size_t i = (size_t)m * W + n;
             c[i] = cn;
             s[i] = sn;
-            w[i] = m ? lsx_bg_weight(sn) : 0;
+            w[i] = m ? lsx_bg_weight_fp(sn) : 0;
             if (m == 0) lsx_bg_column_start(&cn, &sn, v[j]);
             else lsx_bg_column_step(&cn, &sn, m, v[j]);
         }
@@ -639,7 +663,12 @@ __global__ void __launch_bounds__(32) bg_rows_kernel(const uint16_t *__restrict_
             if (m0 + k < H && n < W) tc[k][lane] = c[i], ts[k][lane] = s[i], tw[k][lane] = w[i], tx[k][lane] = x[i];
         }
         __syncwarp();
+        /* unrolled by 4, so that a pixel's weight sum (which does not wait
+         * for the offset before it) runs beside the chain of the pixel
+         * before: 0.524 -> 0.497 ms (ncu, H100); unrolled whole, the
+         * tile's 32 copies of the division took 0.86 */
         if (m < H)
+#pragma unroll 4
             for (uint32_t j = 0; j < cols; j++) {
                 tp[lane][j] = lsx_bg_predict(&r, tc[lane][j]);
                 lsx_bg_row_add(&r, tc[lane][j], ts[lane][j], tw[lane][j], tx[lane][j]);

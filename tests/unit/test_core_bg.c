@@ -83,6 +83,18 @@ Test(core_bg, weights_favour_quiet_columns_and_never_vanish)
  * range the format allows (levels of 16-bit pixels, scales up to 2^25),
  * at every rate (the first rows' and the outliers' shifts), and along
  * rows of extreme pixels that drive the scales to their largest. */
+/* The row and column passes take the weight by one double division
+ * (lsx_bg_weight_fp): the integer one's value for every scale a column
+ * can reach (below 2^25) and past it. */
+Test(core_bg, double_weight_is_the_integer_weight)
+{
+    int32_t wrong = -1;
+    for (int32_t s = 0; s < (1 << 25) && wrong < 0; s++)
+        if (lsx_bg_weight_fp(s) != lsx_bg_weight(s)) wrong = s;
+    cr_assert_eq(wrong, -1, "scale %d: %lld against %lld", wrong, (long long)lsx_bg_weight_fp(wrong),
+                 (long long)lsx_bg_weight(wrong));
+}
+
 Test(core_bg, columns_step_is_the_column_step)
 {
     enum { W = 4099 }; /* not a multiple of any vector width */

@@ -13,7 +13,7 @@ Test(gpu_split, frames_an_sm_each_stay_on_one_device)
     /* 1024 columns: 128 blocks of 8, one pass of a 132-SM H100 or H200 */
     cr_assert_eq(lsx_split_count(1024, 132, 4), 1);
     cr_assert_eq(lsx_split_count(1024, 132, 2), 1);
-    cr_assert_eq(lsx_split_count(132 * LSX_GPU_LS_COLUMNS, 132, 4), 1);
+    cr_assert_eq(lsx_split_count(132 * LSX_GPU_LS_BLOCKS_PER_SM * LSX_GPU_LS_COLUMNS, 132, 4), 1);
     cr_assert_eq(lsx_split_count(1, 132, 4), 1);
     /* a narrower card: 1024 columns need two passes of 64 SMs */
     cr_assert_eq(lsx_split_count(1024, 64, 4), 2);
@@ -21,7 +21,7 @@ Test(gpu_split, frames_an_sm_each_stay_on_one_device)
 
 Test(gpu_split, wider_frames_take_a_device_a_pass)
 {
-    cr_assert_eq(lsx_split_count(132 * LSX_GPU_LS_COLUMNS + 1, 132, 4), 2);
+    cr_assert_eq(lsx_split_count(132 * LSX_GPU_LS_BLOCKS_PER_SM * LSX_GPU_LS_COLUMNS + 1, 132, 4), 2);
     cr_assert_eq(lsx_split_count(2112, 132, 4), 2); /* the Kast frames */
     cr_assert_eq(lsx_split_count(2048, 132, 4), 2);
     cr_assert_eq(lsx_split_count(4096, 132, 4), 4); /* 512 blocks: four passes */
