@@ -57,7 +57,7 @@ static inline AURP_HD int64_t lsx_bg_weight(int32_t s)
  * 65535], so 16 |r| < 2^24 and a scale, which grows only below that, stays
  * below 2^25; then d = s^2 + 2^14 < 2^51 is an exact double, and 2^48 + d
  * < 2^53 keeps the rounded quotient below the next integer
- * (tests/unit/test_core_bg.c checks every s < 2^25 against lsx_bg_weight). */
+ * (tests/unit/test_core_bg.c checks every s < 2^26 against lsx_bg_weight). */
 static inline AURP_HD int64_t lsx_bg_weight_fp(int32_t s)
 {
     return (int64_t)(281474976710656.0 / ((double)s * (double)s + 16384.0));

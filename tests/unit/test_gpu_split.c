@@ -10,7 +10,7 @@
 
 Test(gpu_split, frames_an_sm_each_stay_on_one_device)
 {
-    /* 1024 columns: 128 blocks of 8, one pass of a 132-SM H100 or H200 */
+    /* 1024 columns: 256 blocks of 4, two an SM: one pass of a 132-SM H100 or H200 */
     cr_assert_eq(lsx_split_count(1024, 132, 4), 1);
     cr_assert_eq(lsx_split_count(1024, 132, 2), 1);
     cr_assert_eq(lsx_split_count(132 * LSX_GPU_LS_BLOCKS_PER_SM * LSX_GPU_LS_COLUMNS, 132, 4), 1);
@@ -24,7 +24,7 @@ Test(gpu_split, wider_frames_take_a_device_a_pass)
     cr_assert_eq(lsx_split_count(132 * LSX_GPU_LS_BLOCKS_PER_SM * LSX_GPU_LS_COLUMNS + 1, 132, 4), 2);
     cr_assert_eq(lsx_split_count(2112, 132, 4), 2); /* the Kast frames */
     cr_assert_eq(lsx_split_count(2048, 132, 4), 2);
-    cr_assert_eq(lsx_split_count(4096, 132, 4), 4); /* 512 blocks: four passes */
+    cr_assert_eq(lsx_split_count(4096, 132, 4), 4); /* 1024 blocks: four passes of 264 */
     cr_assert_eq(lsx_split_count(4096, 132, 3), 3); /* never more than the handle has */
     cr_assert_eq(lsx_split_count(4096, 132, 2), 2);
     cr_assert_eq(lsx_split_count(4096, 132, 1), 1);
