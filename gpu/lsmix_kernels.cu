@@ -506,9 +506,9 @@ __device__ __forceinline__ row_sum_term row_sum_term_of(int s)
  * role waits for the other within a step.  (With the roles one after the
  * other, three barriers a tile, the kernel took 0.26 ms under ncu on an
  * H100, its 9 warps an SM mostly waiting at the barriers and on the fits'
- * divisions; in two roles, 0.16 ms.  Earlier, with the sums written out, 201 MB a
- * frame, and fitted by a second kernel, the two took 0.32 ms after the LS
- * stage.) */
+ * divisions; in two roles, 0.16 ms.  Earlier, with the sums written out,
+ * 201 MB a frame, and fitted by a second kernel, the two took 0.32 ms
+ * after the LS stage.) */
 #define RF_ROWS 32
 #define RF_COLS 16
 /* A block's warps: the member's sum warps, then its fit warps.  RV's
