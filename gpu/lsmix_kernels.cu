@@ -531,7 +531,7 @@ __global__ void __launch_bounds__(RF_THREADS) row_fits_kernel(row_fit_args a)
     extern __shared__ int64_t rf_smem[];
     int64_t *sums = rf_smem;                                        /* [2][LSX_RV_NS][RF_STRIDE] */
     int32_t *zt = (int32_t *)(rf_smem + 2 * LSX_RV_NS * RF_STRIDE); /* [RF_BUF][RF_ZP][RF_STRIDE] */
-    __shared__ int32_t ones[RF_COLS];
+    __shared__ int32_t ones[RF_COLS]; /* the source RS_ONE of the sums' terms */
     const int g = blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int ns = g < 3 ? 5 : LSX_RV_NS;
     const bool summer = warp < ns;
@@ -539,8 +539,9 @@ __global__ void __launch_bounds__(RF_THREADS) row_fits_kernel(row_fit_args a)
     const uint32_t m0 = 1 + blockIdx.x * RF_ROWS, m = m0 + lane;
     const uint32_t ntiles = (a.W + RF_COLS - 1) / RF_COLS;
     if (threadIdx.x < RF_COLS) ones[threadIdx.x] = 1;
-    /* fit thread ft's entries of a tile: t = ft + j * nfit, row t / 32,
-     * column t % 32 (consecutive threads: consecutive columns) */
+    /* fit thread ft's entries of a tile: t = ft + j * nfit, row t /
+     * RF_COLS, column t % RF_COLS (consecutive threads: consecutive
+     * columns) */
     row_inputs in[RF_PER];
     auto load = [&](uint32_t k) {
 #pragma unroll
