@@ -5,10 +5,11 @@
  * each and walk every row of them one after another,
  * LSX_GPU_LS_BLOCKS_PER_SM blocks an SM, so the stage lasts one block's
  * walk while the device has room for every block: more devices shorten it
- * only where one holds fewer blocks at once than the frame has.  Where it has enough, a split adds the other devices'
- * copies and makes the stage no shorter (docs/GPU.md, "The lsmix column
- * split and four GPUs": 3.90 ms against 3.29 on one device for a 1024-wide
- * frame on H200s).  The bytes never depend on it. */
+ * only where one holds fewer blocks at once than the frame has.  Where it
+ * has enough, a split adds the other devices' copies and makes the stage
+ * no shorter (docs/GPU.md, "The lsmix column split and four GPUs": 3.90
+ * ms against 3.29 on one device for a 1024-wide frame on H200s).  The
+ * bytes never depend on it. */
 #ifndef AURP_LSMIX_SPLIT_H
 #define AURP_LSMIX_SPLIT_H
 
