@@ -51,6 +51,24 @@ Test(core_cascade, the_plan_stays_in_its_bounds)
         }
         cr_assert_eq(top, want_no[wide], "support %d reads offsets below %d", wide, top);
     }
+    /* the solve's order: a permutation of the wide support's lags, the
+     * narrow support's first, and the offsets the solve reads in it */
+    const int nw = pl->sup[1].nl, nn = pl->sup[0].nl;
+    int seen[LSX_CAS_NL_MAX] = {0};
+    for (int p = 0; p < nw; p++) {
+        cr_assert(pl->order[p] >= 0 && pl->order[p] < nw && !seen[pl->order[p]], "order[%d]", p);
+        seen[pl->order[p]] = 1;
+        if (p < nn) {
+            int am, an, bm, bn;
+            lsx_cas_lag(0, p, &am, &an);
+            lsx_cas_lag(1, pl->order[p], &bm, &bn);
+            cr_assert(am == bm && an == bn, "solve position %d is not the narrow support's lag %d", p, p);
+        }
+        cr_assert_eq(pl->solve_lag[p], pl->sup[1].lag[pl->order[p]], "solve_lag[%d]", p);
+        for (int q = 0; q < nw; q++)
+            cr_assert_eq(pl->solve_pair[p * nw + q], pl->sup[1].pair[pl->order[p] * nw + pl->order[q]],
+                         "solve_pair[%d][%d]", p, q);
+    }
     free(pl);
 }
 
