@@ -335,9 +335,6 @@ typedef struct {
         int pair[LSX_CAS_NL_MAX * LSX_CAS_NL_MAX], lag[LSX_CAS_NL_MAX];
     } sup[2];
     int order[LSX_CAS_NL_MAX]; /* the solve's order of the wide support's lags: the narrow support's first */
-    /* in the solve's order: the offset of lags p and q (solve_pair[p nl +
-     * q], nl the wide support's) and of lag p and the target (solve_lag[p]) */
-    int solve_pair[LSX_CAS_NL_MAX * LSX_CAS_NL_MAX], solve_lag[LSX_CAS_NL_MAX];
 } lsx_cas_plan;
 void lsx_cas_plan_make(lsx_cas_plan *pl);
 int32_t lsx_cas_clip(const uint32_t *abs_hist, uint64_t count);

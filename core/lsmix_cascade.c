@@ -70,11 +70,6 @@ void lsx_cas_plan_make(lsx_cas_plan *pl)
     }
     for (int b = 0; b < pl->sup[1].nl; b++)
         if (!used[b]) pl->order[p++] = b;
-    const int nl = pl->sup[1].nl;
-    for (int a = 0; a < nl; a++) {
-        pl->solve_lag[a] = pl->sup[1].lag[pl->order[a]];
-        for (int b = 0; b < nl; b++) pl->solve_pair[a * nl + b] = pl->sup[1].pair[pl->order[a] * nl + pl->order[b]];
-    }
 }
 
 /* acc[n] += w e[n], n < len: one lag of the rows above along a row;
@@ -354,17 +349,17 @@ int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint6
      * system in its own lag order (so its weights are those of the narrow
      * system solved alone, bit for bit) */
     const int nn = pl->sup[0].nl, nw = LSX_CAS_WIDE ? pl->sup[1].nl : nn;
-    const int nl = pl->sup[1].nl;
+    const int *pair = pl->sup[1].pair, *lag = pl->sup[1].lag;
     v->cas = 0;
     const int stride = nw + CHOL_ROWS_MAX;
     double h[LSX_CAS_NL_MAX], w[LSX_CAS_NL_MAX], wl[LSX_CAS_NL_MAX];
     double *A = calloc((size_t)(nw + CHOL_COLS) * stride, sizeof *A);
     if (!A) return 0;
     for (int p = 0; p < nw; p++) {
-        const int *row = pl->solve_pair + p * nl;
-        for (int q = 0; q < nw; q++) A[(size_t)p * stride + q] = (double)R[row[q]];
+        const int *row = pair + pl->order[p] * pl->sup[1].nl;
+        for (int q = 0; q < nw; q++) A[(size_t)p * stride + q] = (double)R[row[pl->order[q]]];
         A[(size_t)p * stride + p] = A[(size_t)p * stride + p] + 1e-3 * (double)R[0] + 1.0; /* the ridge */
-        h[p] = (double)R[pl->solve_lag[p]];
+        h[p] = (double)R[lag[pl->order[p]]];
     }
     const int done = cholesky_factor(nw, stride, A);
     lsx_view nv = *v, wv = *v;
