@@ -236,7 +236,11 @@ int ctx_rans_dec_at_start_state(const ctx_rans_dec *d);
 /* ---- the profile's codec (lsmix_codec.c) ---------------------------- */
 
 #define LSX_HEADER 24
-#define LSX_SEG_LOG2 12     /* segments of 2^12 pixels (the GPU encoder codes them in parallel) */
+/* segments of 2^11 pixels: the GPU encoder codes them in parallel, each a
+ * serial rANS chain on the frame's longest path; 2^12 cost 0.018 % less
+ * (a segment's end, with the carry, about half a byte) for a chain twice
+ * as long (research/README.md, round 28) */
+#define LSX_SEG_LOG2 11
 #define LSX_NCTX 12         /* activity contexts of the first candidate */
 #define LSX_NIB 4           /* intensity classes the encoder aims for */
 #define LSX_IOFF_PERMILLE 1 /* intensity offset: this quantile of the pixels */

@@ -247,13 +247,13 @@ Test(core_damage, lsmix_unknown_header_flags_are_refused)
 /* lsmix streams leave the segments' lengths out (header byte 23 bit 3): a
  * segment ends where its last pixel brings the coder back to its initial
  * state plus the next segment's carry (bit 5: lsmix_carry.h), and the last
- * one at the stream's end.  On a stream of ten segments every truncation
+ * one at the stream's end.  On a stream of twenty segments every truncation
  * near the end (and a sample before it) and an extra byte are refused, the
  * stream read without its carry is refused, and flips over the whole
  * stream never crash. */
 Test(core_damage, segments_without_lengths_end_where_their_coder_says, .timeout = 600)
 {
-    uint32_t w = 256, h = 160; /* 40960 pixels: ten segments of 2^12 */
+    uint32_t w = 256, h = 160; /* 40960 pixels: twenty segments of 2^11 */
     uint16_t *u = malloc(2 * w * h);
     core_frame_make(CORE_FRAME_SPECTRUM, w, h, 7, u);
     uint8_t *be = malloc(2 * (size_t)w * h), *back = malloc(2 * (size_t)w * h);
