@@ -346,6 +346,22 @@ int64_t lsx_cas_correlation(const int16_t *ec, uint32_t W, uint32_t H, int dm, i
 int lsx_cas_correlations(const lsx_cas_plan *pl, const int16_t *ec, uint32_t W, uint32_t H, int32_t clip,
                          int threads, int64_t *R);
 int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_view *v);
+/* lsx_cas_choose in two steps, for an encoder that starts its trial on the
+ * wide support's stage before the choice (the wide support won on every
+ * frame measured): lsx_cas_solve, the factor of both supports' systems and
+ * the wide support's stage (s->wide.cas 0 where its system is not
+ * solvable; v: the view the stages start from; 0 when out of memory, s
+ * then holds nothing); lsx_cas_decide, the narrow support's stage and the
+ * choice into v as lsx_cas_choose (and s freed). */
+typedef struct {
+    double *A;       /* the factor */
+    int stride, done; /* A's row stride; the columns factored */
+    double h[LSX_CAS_NL_MAX];
+    lsx_view wide;
+} lsx_cas_solution;
+int lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, lsx_cas_solution *s);
+int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_cas_solution *s,
+                   lsx_view *v);
 int lsx_cas_fit(lsx_view *v, const int32_t *e1, int16_t *ec, int threads);
 
 /* The header's bytes before the cascade block (24 and the thresholds) and,

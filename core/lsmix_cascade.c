@@ -342,7 +342,7 @@ static double log2_basic(double r)
     return (double)k + 2.0 * s / 0.69314718055994531;
 }
 
-int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_view *v)
+int lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, lsx_cas_solution *s)
 {
     /* one factor for both supports: the wide support's system in the
      * plan's solve order, whose leading block is the narrow support's
@@ -350,29 +350,44 @@ int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint6
      * system solved alone, bit for bit) */
     const int nn = pl->sup[0].nl, nw = LSX_CAS_WIDE ? pl->sup[1].nl : nn;
     const int *pair = pl->sup[1].pair, *lag = pl->sup[1].lag;
-    v->cas = 0;
-    const int stride = nw + CHOL_ROWS_MAX;
-    double h[LSX_CAS_NL_MAX], w[LSX_CAS_NL_MAX], wl[LSX_CAS_NL_MAX];
-    double *A = calloc((size_t)(nw + CHOL_COLS) * stride, sizeof *A);
-    if (!A) return 0;
+    s->stride = nw + CHOL_ROWS_MAX;
+    s->wide = *v;
+    s->wide.cas = 0;
+    s->done = 0;
+    s->A = calloc((size_t)(nw + CHOL_COLS) * s->stride, sizeof *s->A);
+    if (!s->A) return 0;
+    /* the lower triangle (row q >= p of column p): the factor reads no other */
     for (int p = 0; p < nw; p++) {
         const int *row = pair + pl->order[p] * pl->sup[1].nl;
-        for (int q = 0; q < nw; q++) A[(size_t)p * stride + q] = (double)R[row[pl->order[q]]];
-        A[(size_t)p * stride + p] = A[(size_t)p * stride + p] + 1e-3 * (double)R[0] + 1.0; /* the ridge */
-        h[p] = (double)R[lag[pl->order[p]]];
+        double *col = s->A + (size_t)p * s->stride;
+        for (int q = p; q < nw; q++) col[q] = (double)R[row[pl->order[q]]];
+        col[p] = col[p] + 1e-3 * (double)R[0] + 1.0; /* the ridge */
+        s->h[p] = (double)R[lag[pl->order[p]]];
     }
-    const int done = cholesky_factor(nw, stride, A);
-    lsx_view nv = *v, wv = *v;
-    if (done >= nn) {
-        cholesky_substitute(A, stride, nn, h, w);
+    s->done = cholesky_factor(nw, s->stride, s->A);
+    if (s->done == nw && nw > nn) {
+        double w[LSX_CAS_NL_MAX], wl[LSX_CAS_NL_MAX];
+        cholesky_substitute(s->A, s->stride, nw, s->h, w);
+        for (int p = 0; p < nw; p++) wl[pl->order[p]] = w[p];
+        set_weights(wl, 1, clip, &s->wide);
+    }
+    return 1;
+}
+
+int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_cas_solution *s,
+                   lsx_view *v)
+{
+    const lsx_view wv = s->wide;
+    lsx_view nv = *v;
+    v->cas = 0;
+    nv.cas = 0;
+    if (s->A && s->done >= pl->sup[0].nl) {
+        double w[LSX_CAS_NL_MAX];
+        cholesky_substitute(s->A, s->stride, pl->sup[0].nl, s->h, w);
         set_weights(w, 0, clip, &nv);
     }
-    if (done == nw && nw > nn) {
-        cholesky_substitute(A, stride, nw, h, w);
-        for (int p = 0; p < nw; p++) wl[pl->order[p]] = w[p];
-        set_weights(wl, 1, clip, &wv);
-    }
-    free(A);
+    free(s->A);
+    s->A = NULL;
     if (nv.cas && wv.cas) {
         /* per pixel, a residual's code length moves by half the log of its
          * variance's ratio; the wide support costs its extra weights */
@@ -384,6 +399,13 @@ int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint6
         *v = nv.cas ? nv : wv;
     }
     return v->cas;
+}
+
+int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_view *v)
+{
+    lsx_cas_solution s;
+    v->cas = 0;
+    return lsx_cas_solve(pl, R, clip, v, &s) && lsx_cas_decide(pl, R, clip, pixels, &s, v);
 }
 
 /* A row's products r[n] q[n], n < len: in 32 bits where the caller knows

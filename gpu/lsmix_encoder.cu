@@ -322,22 +322,15 @@ static cudaError_t trial_sums(lsx_gpu_state *s, uint32_t W, uint32_t H, int pipe
     return rc;
 }
 
-/* Part 2, once part 1 is on the host: the weights (vc; *solved 0 where the
- * system is singular: no trial), and on stream on the final prediction,
- * the contexts of kind (of the DP kind: the pipeline's DP candidate's,
- * candidate dp_cand, as try_candidates takes them) and the model, the
- * estimate and contexts to the host; where code, the rANS segments too
- * (the trial is expected to win). */
-static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t nint,
-                               uint32_t nseg, int pipe, int kind, int dp_cand, const uint16_t *ioff, int code,
-                               lsx_view *vc, int *solved, cudaStream_t on)
+/* The trial's device work on stream on, with the stage vc: the final
+ * prediction, the contexts of kind (of the DP kind: the pipeline's DP
+ * candidate's, candidate dp_cand, as try_candidates takes them) and the
+ * model, the estimate and contexts to the host; where code, the rANS
+ * segments too (the trial is expected to win). */
+static cudaError_t trial_launch(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t nint,
+                                uint32_t nseg, int pipe, int kind, int dp_cand, const uint16_t *ioff, int code,
+                                const lsx_view *vc, cudaStream_t on)
 {
-    memset(vc, 0, sizeof *vc);
-    vc->W = W, vc->H = H;
-    *solved = lsx_cas_choose(s->cas_plan, (const int64_t *)s->h_cas,
-                             lsx_cas_clip_of_median(*(const uint32_t *)(s->h_cas + H_CAS_MD)), (uint64_t)W * (H - 1),
-                             vc);
-    if (!*solved) return cudaSuccess;
     lsx_gpu_pipe *hp = (lsx_gpu_pipe *)s->h_stage;
     lsx_gpu_cand *hk = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * (NPIPE + 1)) + max_cand;
     memcpy(s->h_cas + H_CAS_W, vc->cas_w, 2 * LSX_CAS_NL_MAX);
@@ -372,6 +365,36 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(s->h_dp_ok + NPIPE, s->dp_ok + NPIPE, sizeof(int), cudaMemcpyDeviceToHost, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->h_cas + H_CAS_CLASSES, s->cas_classes, 8, cudaMemcpyDeviceToHost, on);
+    return rc;
+}
+
+/* Part 2, once part 1 is on the host: the weights (vc; *solved 0 where the
+ * system is singular: no trial) and the trial's device work on stream on
+ * (trial_launch).  The wide support wins on nearly every frame, so the
+ * device starts on its stage as soon as the factor has it, while the host
+ * finishes the narrow support's and the choice (the choice's last 15-20 %
+ * off the frame's path); where the choice is other, the trial runs again
+ * on its stage after the first is done. */
+static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t nint,
+                               uint32_t nseg, int pipe, int kind, int dp_cand, const uint16_t *ioff, int code,
+                               lsx_view *vc, int *solved, cudaStream_t on)
+{
+    memset(vc, 0, sizeof *vc);
+    vc->W = W, vc->H = H;
+    const int32_t clip = lsx_cas_clip_of_median(*(const uint32_t *)(s->h_cas + H_CAS_MD));
+    const int64_t *R = (const int64_t *)s->h_cas;
+    lsx_cas_solution sol;
+    *solved = 0;
+    if (!lsx_cas_solve(s->cas_plan, R, clip, vc, &sol)) return cudaSuccess;
+    cudaError_t rc = cudaSuccess;
+    const int early = sol.wide.cas;
+    if (early) rc = trial_launch(s, x, W, H, nint, nseg, pipe, kind, dp_cand, ioff, code, &sol.wide, on);
+    *solved = lsx_cas_decide(s->cas_plan, R, clip, (uint64_t)W * (H - 1), &sol, vc);
+    if (rc != cudaSuccess || !*solved || (early && vc->cas_wide)) return rc;
+    /* (the first trial's copies from the host's staging are done before it
+     * is written again) */
+    if (early) rc = cudaStreamSynchronize(on);
+    if (rc == cudaSuccess) rc = trial_launch(s, x, W, H, nint, nseg, pipe, kind, dp_cand, ioff, code, vc, on);
     return rc;
 }
 

@@ -238,6 +238,69 @@ Test(core_cascade, the_choice_takes_the_wide_support_where_it_pays)
     free(ec);
 }
 
+/* The GPU encoder starts its trial on lsx_cas_solve's wide stage before
+ * lsx_cas_decide has chosen: where the choice is the wide support, the
+ * solve's stage must be the chosen one, bit for bit; where the wide system
+ * has no factor, the solve offers none.  Planes: structure only the wide
+ * support reaches (the wide one wins), raster structure on few pixels (the
+ * narrow one wins), and correlations no plane can have (indefinite). */
+static int same_stage(const lsx_view *a, const lsx_view *b)
+{
+    return a->cas == b->cas && a->cas_wide == b->cas_wide && a->cas_clip == b->cas_clip &&
+           memcmp(a->cas_w, b->cas_w, sizeof a->cas_w) == 0 && memcmp(a->cas_wrev, b->cas_wrev, sizeof a->cas_wrev) == 0;
+}
+
+Test(core_cascade, the_wide_stage_before_the_choice_is_the_chosen_one)
+{
+    const uint32_t W = 256, H = 128;
+    const size_t n = (size_t)W * H;
+    int16_t *ec = malloc(n * sizeof *ec);
+    int64_t *R = malloc(LSX_CAS_MAXO * sizeof *R);
+    lsx_cas_plan *pl = malloc(sizeof *pl);
+    lsx_cas_plan_make(pl);
+    const int32_t clip = 40;
+    int seen[3] = {0}; /* wide chosen, narrow chosen, no wide factor */
+    uint64_t s = 11;
+    for (int trial = 0; trial < 12; trial++) {
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t m = (uint32_t)(i / W), c = (uint32_t)(i % W);
+            int32_t e = (int32_t)((lcg_next(&s) >> 33) % 41) - 20;
+            if (trial % 3 == 0 && m >= 3 && c >= 6) e += ec[i - 3 * W - 6] / 2;
+            if (trial % 3 == 1 && c >= 1) e += ec[i - 1] / 3;
+            ec[i] = lsx_cas_clipped(e, clip);
+        }
+        cr_assert_eq(lsx_cas_correlations(pl, ec, W, H, clip, 2, R), 0);
+        if (trial % 3 == 2)
+            for (int k = 1; k < pl->no; k++) R[k] = R[0] - (int64_t)(lcg_next(&s) >> 50); /* indefinite */
+        /* the narrow support wins on a few pixels (its weights cost less) */
+        const uint64_t pixels = trial % 3 == 1 ? 4096 : (uint64_t)W * (H - 1);
+        lsx_view chosen, v;
+        memset(&chosen, 0, sizeof chosen);
+        chosen.W = W, chosen.H = H;
+        v = chosen;
+        const int ok = lsx_cas_choose(pl, R, clip, pixels, &chosen);
+        lsx_cas_solution sol;
+        cr_assert_eq(lsx_cas_solve(pl, R, clip, &v, &sol), 1);
+        const lsx_view wide = sol.wide;
+        cr_assert_eq(lsx_cas_decide(pl, R, clip, pixels, &sol, &v), ok);
+        cr_assert_null(sol.A, "the decision frees the factor");
+        cr_assert(same_stage(&v, &chosen), "trial %d: the two steps chose otherwise than one", trial);
+        if (ok && chosen.cas_wide) {
+            cr_assert(same_stage(&wide, &chosen), "trial %d: the early wide stage is not the chosen one",
+                      trial);
+            seen[0]++;
+        } else if (ok) {
+            seen[1]++;
+        }
+        if (!wide.cas) seen[2]++;
+    }
+    cr_assert(seen[0] > 0 && seen[1] > 0 && seen[2] > 0, "cases: wide %d, narrow %d, no wide factor %d", seen[0],
+              seen[1], seen[2]);
+    free(pl);
+    free(R);
+    free(ec);
+}
+
 /* The first `rows` rows of a real TREx frame: the stage wins on 64 with the
  * narrow support and on 96 with the wide one (as in the golden streams
  * lsmix_trex64 and lsmix_trex96); returns their stream. */
