@@ -10,9 +10,10 @@
  *   correlations    a block per 8 rows, staged in shared memory, a warp
  *                   per offset, integer atomics: exact, so the order of
  *                   the sums does not matter;
- *   final           a block per 256 pixels of a row, the residuals its
- *                   sums read staged in shared memory, a thread a pixel
- *                   (lsx_cas_finish's sum without its bounds tests). */
+ *   final           a block per 1024 pixels of a row, the residuals its
+ *                   sums read staged in shared memory, a thread four
+ *                   pixels side by side (lsx_cas_finish's sum without its
+ *                   bounds tests). */
 #include "lsmix_kernels.h"
 
 #include "hist_quantile.cuh"
@@ -325,31 +326,99 @@ cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t
     return cudaGetLastError();
 }
 
-/* A block of CAS_FINAL_PIXELS consecutive pixels n0 .. of row m >= 1:
- * it stages the clipped residuals its sums read in shared memory, zeros
- * outside the frame (the support's rows above with CAS_HALO columns either
- * side, and the raster window of the LSX_CAS_NR pixels before the first),
- * so that each thread adds its pixel's lsx_cas_nl(WIDE) products with no
- * bounds tests: the same int32 sum as lsx_cas_finish's (exact, so in any
- * order).  Row 0 takes P = P1.  (A thread a pixel reading global memory
- * lag by lag, lsx_cas_finish with its bounds tests: 0.29 ms a frame with
- * the wide support.) */
-#define CAS_FINAL_PIXELS 256
-#define CAS_HALO 16 /* the widest half width, lsx_cas_half(1, 1) */
+/* A block of CAS_FINAL_PIXELS consecutive pixels n0 .. of row m >= 1, a
+ * thread CAS_FINAL_PER consecutive ones: the block stages the clipped
+ * residuals its sums read in shared memory, zeros outside the frame (the
+ * raster window of the LSX_CAS_NR pixels before the first, and each row
+ * of the support above from h columns left of n0), and each row's weights
+ * reversed, zero-padded to a multiple of 4.  Then a thread's four sums
+ * slide along the window: each step loads four weights and the next four
+ * residuals (8-byte loads) for 16 products, where a thread a pixel loaded
+ * a weight and a residual for each product (the shared loads were the
+ * kernel's limit: 82 us a frame under ncu).  The same int32 sums as
+ * lsx_cas_finish's: exact (the weights are scaled so that no sum reaches
+ * 2^31), so in any order, and the padding's zero weights add nothing.
+ * Row 0 takes P = P1. */
+#define CAS_FINAL_THREADS 256
+#define CAS_FINAL_PER 4
+#define CAS_FINAL_PIXELS (CAS_FINAL_THREADS * CAS_FINAL_PER)
+
+/* Row r's (1-based) products padded to a multiple of 4; the offset of its
+ * staged residuals, and of its weights, in the block's arrays. */
+static __host__ __device__ __forceinline__ int cf_span(int wide, int r) { return (2 * lsx_cas_half(wide, r) + 1 + 3) & ~3; }
+static __host__ __device__ __forceinline__ int cf_row_at(int wide, int r)
+{
+    int at = 0;
+    for (int q = 1; q < r; q++) at += CAS_FINAL_PIXELS + cf_span(wide, q);
+    return at;
+}
+static __host__ __device__ __forceinline__ int cf_w_at(int wide, int r)
+{
+    int at = LSX_CAS_NR;
+    for (int q = 1; q < r; q++) at += cf_span(wide, q);
+    return at;
+}
+
+/* The four int16 in v (an 8-byte load), sign-extended. */
+static __device__ __forceinline__ void cf_unpack(uint2 v, int32_t *o)
+{
+    o[0] = (int32_t)(int16_t)(v.x & 0xffffu);
+    o[1] = (int32_t)v.x >> 16;
+    o[2] = (int32_t)(int16_t)(v.y & 0xffffu);
+    o[3] = (int32_t)v.y >> 16;
+}
+
+/* acc[q] += sum over a < span of w[a] e[a + q], q < 4 (w, e 8-byte aligned;
+ * e read to e[span + 3]). */
+static __device__ __forceinline__ void cf_slide(const int16_t *w, const int16_t *e, int span, int32_t *acc)
+{
+    int32_t d[8];
+    cf_unpack(*(const uint2 *)e, d);
+#pragma unroll 4
+    for (int a = 0; a < span; a += 4) {
+        int32_t ww[4];
+        cf_unpack(*(const uint2 *)(w + a), ww);
+        cf_unpack(*(const uint2 *)(e + a + 4), d + 4);
+#pragma unroll
+        for (int da = 0; da < 4; da++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) acc[q] += ww[da] * d[da + q];
+#pragma unroll
+        for (int k = 0; k < 4; k++) d[k] = d[k + 4];
+    }
+}
 
 template <int WIDE>
-__global__ void __launch_bounds__(CAS_FINAL_PIXELS)
+__global__ void __launch_bounds__(CAS_FINAL_THREADS)
     cas_final_kernel(const uint16_t *__restrict__ x, const int32_t *__restrict__ e1, const int16_t *__restrict__ ec,
                      uint32_t W, uint32_t H, const int16_t *__restrict__ w, const uint16_t *__restrict__ ioff,
                      lsx_gpu_pipe pp)
 {
-    constexpr int NL = LSX_CAS_NR + (WIDE ? LSX_CAS_NUP_MAX : LSX_CAS_NUP_NARROW);
     constexpr int ROWS = WIDE ? LSX_CAS_ROWS_MAX : LSX_CAS_ROWS_NARROW;
-    constexpr int UPW = CAS_FINAL_PIXELS + 2 * CAS_HALO;
-    __shared__ int16_t sw[NL];
-    __shared__ int16_t up[ROWS][UPW];                        /* row m - r at up[r - 1], from column n0 - CAS_HALO */
-    __shared__ int16_t rast[LSX_CAS_NR + CAS_FINAL_PIXELS]; /* raster index t0 - NR .. */
-    for (int j = threadIdx.x; j < NL; j += blockDim.x) sw[j] = w[j];
+    /* the weights, raster then the rows' padded; the rows' staged
+     * residuals (bounds: a row pads at most 3) */
+    constexpr int NW = LSX_CAS_NR + (WIDE ? LSX_CAS_NUP_MAX : LSX_CAS_NUP_NARROW) + 3 * ROWS;
+    constexpr int NUP = ROWS * CAS_FINAL_PIXELS + (WIDE ? LSX_CAS_NUP_MAX : LSX_CAS_NUP_NARROW) + 3 * ROWS;
+    constexpr int NRAST = LSX_CAS_NR + CAS_FINAL_PIXELS;
+    __shared__ __align__(8) int16_t sw[NW];
+    __shared__ __align__(8) int16_t up[NUP];
+    __shared__ __align__(8) int16_t rast[NRAST]; /* raster index t0 - NR .. */
+    /* the weights reversed: the raster ones (lag j + 1 at NR - 1 - j),
+     * each row's (column offset dn at 2h - (dn + h)) */
+    for (int j = threadIdx.x; j < cf_w_at(WIDE, ROWS + 1); j += blockDim.x) {
+        int16_t v = 0;
+        if (j < LSX_CAS_NR) {
+            v = w[LSX_CAS_NR - 1 - j];
+        } else {
+            int r = 1;
+            while (j >= cf_w_at(WIDE, r + 1)) r++;
+            const int a = j - cf_w_at(WIDE, r), h = lsx_cas_half(WIDE, r);
+            int k = LSX_CAS_NR;
+            for (int q = 1; q < r; q++) k += 2 * lsx_cas_half(WIDE, q) + 1;
+            if (a <= 2 * h) v = w[k + 2 * h - a];
+        }
+        sw[j] = v;
+    }
     const uint16_t off = *ioff;
     const uint32_t per_row = (W + CAS_FINAL_PIXELS - 1) / CAS_FINAL_PIXELS;
     const uint64_t px = (uint64_t)W * H;
@@ -357,39 +426,41 @@ __global__ void __launch_bounds__(CAS_FINAL_PIXELS)
         const uint32_t m = (uint32_t)(blk / per_row), n0 = (uint32_t)(blk % per_row) * CAS_FINAL_PIXELS;
         const uint64_t t0 = (uint64_t)m * W + n0;
         if (m > 0) {
-            __syncthreads(); /* the block before is done with the planes */
-            for (int q = threadIdx.x; q < ROWS * UPW; q += blockDim.x) {
-                const int r = q / UPW + 1;
-                const int64_t col = (int64_t)n0 - CAS_HALO + q % UPW;
-                up[r - 1][q % UPW] = (int64_t)m >= r && col >= 0 && col < (int64_t)W
-                                         ? ec[(uint64_t)(m - r) * W + (uint64_t)col]
-                                         : (int16_t)0;
+            __syncthreads(); /* the block before is done with the planes (and the weights are staged) */
+#pragma unroll
+            for (int r = 1; r <= ROWS; r++) {
+                const int h = lsx_cas_half(WIDE, r), len = CAS_FINAL_PIXELS + cf_span(WIDE, r);
+                for (int q = threadIdx.x; q < len; q += blockDim.x) {
+                    const int64_t col = (int64_t)n0 - h + q;
+                    up[cf_row_at(WIDE, r) + q] = (int64_t)m >= r && col >= 0 && col < (int64_t)W
+                                                     ? ec[(uint64_t)(m - r) * W + (uint64_t)col]
+                                                     : (int16_t)0;
+                }
             }
-            for (int q = threadIdx.x; q < LSX_CAS_NR + CAS_FINAL_PIXELS; q += blockDim.x) {
+            for (int q = threadIdx.x; q < NRAST; q += blockDim.x) {
                 const int64_t t = (int64_t)t0 - LSX_CAS_NR + q;
                 rast[q] = t >= 0 && (uint64_t)t < px ? ec[t] : (int16_t)0;
             }
             __syncthreads();
         }
-        const uint32_t l = threadIdx.x, n = n0 + l;
-        if (n >= W) continue;
-        const uint64_t i = t0 + l;
-        int32_t pred = (int32_t)x[i] - e1[i]; /* P1 */
+        const uint32_t l0 = threadIdx.x * CAS_FINAL_PER;
+        if (n0 + l0 >= W) continue;
+        int32_t acc[CAS_FINAL_PER] = {0, 0, 0, 0};
         if (m > 0) {
-            int32_t acc = 0;
-#pragma unroll 16
-            for (int j = 0; j < LSX_CAS_NR; j++) acc += (int32_t)sw[j] * rast[l + LSX_CAS_NR - 1 - j];
-            int k = LSX_CAS_NR;
+            cf_slide(sw, rast + l0, LSX_CAS_NR, acc);
 #pragma unroll
-            for (int r = 1; r <= ROWS; r++) {
-                const int h = lsx_cas_half(WIDE, r);
-#pragma unroll
-                for (int dn = -h; dn <= h; dn++, k++) acc += (int32_t)sw[k] * up[r - 1][CAS_HALO + l - dn];
-            }
-            pred = lsx_cas_apply(pred, lsx_cas_round(acc));
+            for (int r = 1; r <= ROWS; r++)
+                cf_slide(sw + cf_w_at(WIDE, r), up + cf_row_at(WIDE, r) + l0, cf_span(WIDE, r), acc);
         }
-        pp.res[i] = (int32_t)x[i] - pred;
-        pp.itok[i] = (uint8_t)lsx_intensity_token((uint16_t)pred, off);
+#pragma unroll
+        for (int q = 0; q < CAS_FINAL_PER; q++) {
+            if (n0 + l0 + q >= W) break;
+            const uint64_t i = t0 + l0 + q;
+            int32_t pred = (int32_t)x[i] - e1[i]; /* P1 */
+            if (m > 0) pred = lsx_cas_apply(pred, lsx_cas_round(acc[q]));
+            pp.res[i] = (int32_t)x[i] - pred;
+            pp.itok[i] = (uint8_t)lsx_intensity_token((uint16_t)pred, off);
+        }
     }
 }
 
@@ -397,9 +468,11 @@ cudaError_t lsx_gpu_cas_final(const uint16_t *x, const int32_t *e1, const int16_
                               const int16_t *w, int wide, const uint16_t *ioff, const lsx_gpu_pipe *pp,
                               cudaStream_t st)
 {
+    const uint64_t tiles = (uint64_t)H * ((W + CAS_FINAL_PIXELS - 1) / CAS_FINAL_PIXELS);
+    const unsigned grid = (unsigned)(tiles < 4096 ? tiles : 4096);
     if (wide)
-        cas_final_kernel<1><<<4096, CAS_FINAL_PIXELS, 0, st>>>(x, e1, ec, W, H, w, ioff, *pp);
+        cas_final_kernel<1><<<grid, CAS_FINAL_THREADS, 0, st>>>(x, e1, ec, W, H, w, ioff, *pp);
     else
-        cas_final_kernel<0><<<4096, CAS_FINAL_PIXELS, 0, st>>>(x, e1, ec, W, H, w, ioff, *pp);
+        cas_final_kernel<0><<<grid, CAS_FINAL_THREADS, 0, st>>>(x, e1, ec, W, H, w, ioff, *pp);
     return cudaGetLastError();
 }
