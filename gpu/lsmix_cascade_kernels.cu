@@ -403,22 +403,18 @@ __global__ void __launch_bounds__(CAS_FINAL_THREADS)
     __shared__ __align__(8) int16_t sw[NW];
     __shared__ __align__(8) int16_t up[NUP];
     __shared__ __align__(8) int16_t rast[NRAST]; /* raster index t0 - NR .. */
-    /* the weights reversed: the raster ones (lag j + 1 at NR - 1 - j),
-     * each row's (column offset dn at 2h - (dn + h)) */
-    for (int j = threadIdx.x; j < cf_w_at(WIDE, ROWS + 1); j += blockDim.x) {
-        int16_t v = 0;
-        if (j < LSX_CAS_NR) {
-            v = w[LSX_CAS_NR - 1 - j];
-        } else {
-            int r = 1;
-            while (j >= cf_w_at(WIDE, r + 1)) r++;
-            const int a = j - cf_w_at(WIDE, r), h = lsx_cas_half(WIDE, r);
-            int k = LSX_CAS_NR;
-            for (int q = 1; q < r; q++) k += 2 * lsx_cas_half(WIDE, q) + 1;
-            if (a <= 2 * h) v = w[k + 2 * h - a];
-        }
-        sw[j] = v;
+    /* the weights reversed, each lag k (lsx_cas_lag: (dm, dn)) to its slot:
+     * the raster ones (dm = 0, dn = k + 1) at NR - 1 - k, row dm's at h -
+     * dn of its run; then each row's padding zero (slots no lag takes) */
+    for (int k = threadIdx.x; k < lsx_cas_nl(WIDE); k += blockDim.x) {
+        int dm, dn;
+        lsx_cas_lag(WIDE, k, &dm, &dn);
+        sw[dm == 0 ? LSX_CAS_NR - 1 - k : cf_w_at(WIDE, dm) + lsx_cas_half(WIDE, dm) - dn] = w[k];
     }
+#pragma unroll
+    for (int r = 1; r <= ROWS; r++)
+        for (int a = 2 * lsx_cas_half(WIDE, r) + 1 + (int)threadIdx.x; a < cf_span(WIDE, r); a += blockDim.x)
+            sw[cf_w_at(WIDE, r) + a] = 0;
     const uint16_t off = *ioff;
     const uint32_t per_row = (W + CAS_FINAL_PIXELS - 1) / CAS_FINAL_PIXELS;
     const uint64_t px = (uint64_t)W * H;
