@@ -339,6 +339,7 @@ typedef struct {
         int pair[LSX_CAS_NL_MAX * LSX_CAS_NL_MAX], lag[LSX_CAS_NL_MAX];
     } sup[2];
     int order[LSX_CAS_NL_MAX]; /* the solve's order of the wide support's lags: the narrow support's first */
+    uint16_t solve_pair[LSX_CAS_NL_MAX * LSX_CAS_NL_MAX]; /* the offset of solve rows p, q: the system's entries */
 } lsx_cas_plan;
 void lsx_cas_plan_make(lsx_cas_plan *pl);
 int32_t lsx_cas_clip(const uint32_t *abs_hist, uint64_t count);
@@ -350,16 +351,23 @@ int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint6
  * wide support's stage before the choice (the wide support won on every
  * frame measured): lsx_cas_solve, the factor of both supports' systems and
  * the wide support's stage (s->wide.cas 0 where its system is not
- * solvable; v: the view the stages start from; 0 when out of memory, s
- * then holds nothing); lsx_cas_decide, the narrow support's stage and the
- * choice into v as lsx_cas_choose (and s freed). */
+ * solvable; v: the view the stages start from; work: lsx_cas_work_doubles()
+ * doubles for the factor, zeroed once (calloc) and kept by the caller from
+ * frame to frame (a fresh 0.44 MB block zeroed and faulted in page by page
+ * cost 4-9 us of lsx_cas_solve's 110-135 on the Debian machine), or NULL:
+ * allocated here; 0 when out of memory, s then holds nothing);
+ * lsx_cas_decide, the narrow support's stage and the choice into v as
+ * lsx_cas_choose (and the factor freed where allocated). */
 typedef struct {
-    double *A;       /* the factor */
+    double *A;        /* the factor */
+    int owned;        /* A was allocated by lsx_cas_solve */
     int stride, done; /* A's row stride; the columns factored */
     double h[LSX_CAS_NL_MAX];
     lsx_view wide;
 } lsx_cas_solution;
-int lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, lsx_cas_solution *s);
+size_t lsx_cas_work_doubles(void);
+int lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, double *work,
+                  lsx_cas_solution *s);
 int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_cas_solution *s,
                    lsx_view *v);
 int lsx_cas_fit(lsx_view *v, const int32_t *e1, int16_t *ec, int threads);

@@ -70,6 +70,9 @@ void lsx_cas_plan_make(lsx_cas_plan *pl)
     }
     for (int b = 0; b < pl->sup[1].nl; b++)
         if (!used[b]) pl->order[p++] = b;
+    const int nw = pl->sup[1].nl;
+    for (int a = 0; a < nw; a++)
+        for (int b = 0; b < nw; b++) pl->solve_pair[a * nw + b] = (uint16_t)pl->sup[1].pair[pl->order[a] * nw + pl->order[b]];
 }
 
 /* acc[n] += w e[n], n < len: one lag of the rows above along a row;
@@ -219,6 +222,20 @@ static int chol_rows(void)
     return 8;
 }
 
+/* x / d, correctly rounded, from y = 1 / d (correctly rounded): q = x y
+ * is within an ulp of x / d, the residual x - q d is exact by fma, and q
+ * + (x - q d) y rounded once is x / d rounded (Markstein's theorem; the
+ * same as the division on 2e8 random pairs, significands of all ones
+ * among them, and the weights' hash over 120 systems unchanged).  A
+ * product and two fmas where a column's divisions cost a fifth of the
+ * factor (one division a vector of 8 every 16 cycles on the AVX-512
+ * machines). */
+static inline __attribute__((always_inline)) double quotient(double x, double d, double y)
+{
+    const double q = x * y;
+    return fma(fma(-q, d, x), y, q);
+}
+
 /* Cholesky factor of the SPD system A (n x n, symmetric; A overwritten),
  * A with n + CHOL_COLS rows `stride` >= n + CHOL_ROWS_MAX apart, zero beyond
  * the n x n system; returns the columns factored (n, or the first whose
@@ -241,14 +258,18 @@ static int cholesky_factor(int n, int stride, double *A)
         /* rows j0 .. (those above the diagonal of the panel's later columns
          * are computed and never read; the last block runs into the zero
          * columns, the last panel into the zero rows) */
-        for (int i0 = j0; i0 < n; i0 += rows) {
+        for (int i0 = j0; i0 < n;) {
 #ifdef CHOL_WIDE_BLOCKS
-            if (rows == 32) {
+            /* (the rows past the last whole block of 32 in blocks of 8: 32
+             * there computed up to 31 rows of the zero margin) */
+            if (rows == 32 && n - i0 > 24) {
                 panel_block32(A, stride, j0, i0);
+                i0 += 32;
                 continue;
             }
 #endif
             panel_block8(A, stride, j0, i0);
+            i0 += 8;
         }
         for (int j = j0; j < j0 + CHOL_COLS && j < n; j++) {
             double *col = A + (size_t)j * stride; /* col[i], i >= j: A_ij, then L[i][j] */
@@ -260,25 +281,56 @@ static int cholesky_factor(int n, int stride, double *A)
             if (!(d > 0)) return j;
             d = sqrt(d);
             col[j] = d;
-            for (int i = j + 1; i < n; i++) col[i] = col[i] / d;
+            const double y = 1.0 / d;
+            for (int i = j + 1; i < n; i++) col[i] = quotient(col[i], d, y);
         }
     }
     return n;
 }
 
 /* w from L L' w = h with the factor's leading m x m block (as
- * cholesky_factor left it): the solution of the leading m x m system. */
+ * cholesky_factor left it): the solution of the leading m x m system.
+ * Each row subtracts its products in one fixed order: the forward
+ * substitution in increasing k, the backward one in decreasing k, so that
+ * in both the products of the unknowns already known come first.  Rows go
+ * in blocks of SUBST_ROWS: a block's rows first subtract those products
+ * side by side (independent chains of subtractions; one row's chain
+ * alone waited on each subtraction), then the block's own, row by row.
+ * (The backward order was increasing k before: a row's first product
+ * then needed the unknown just solved, so no two rows' chains overlapped;
+ * research/README.md round 31.) */
+#define SUBST_ROWS 8
 static void cholesky_substitute(const double *A, int stride, int m, const double *h, double *w)
 {
-    for (int i = 0; i < m; i++) {
-        double t = h[i];
-        for (int k = 0; k < i; k++) t = t - A[(size_t)k * stride + i] * w[k];
-        w[i] = t / A[(size_t)i * stride + i];
+    for (int i0 = 0; i0 < m; i0 += SUBST_ROWS) {
+        const int rows = m - i0 < SUBST_ROWS ? m - i0 : SUBST_ROWS;
+        double t[SUBST_ROWS];
+        for (int r = 0; r < SUBST_ROWS; r++) t[r] = r < rows ? h[i0 + r] : 0.0;
+        for (int k = 0; k < i0; k++) { /* (rows past m: the stride's margin, never used) */
+            const double *l = A + (size_t)k * stride + i0, wk = w[k]; /* L[i0 + r][k] */
+#pragma GCC unroll 8
+            for (int r = 0; r < SUBST_ROWS; r++) t[r] = t[r] - l[r] * wk;
+        }
+        for (int r = 0; r < rows; r++) {
+            const int i = i0 + r;
+            for (int k = i0; k < i; k++) t[r] = t[r] - A[(size_t)k * stride + i] * w[k];
+            w[i] = t[r] / A[(size_t)i * stride + i];
+        }
     }
-    for (int i = m - 1; i >= 0; i--) {
-        double t = w[i];
-        for (int k = i + 1; k < m; k++) t = t - A[(size_t)i * stride + k] * w[k];
-        w[i] = t / A[(size_t)i * stride + i];
+    for (int i1 = m; i1 > 0; i1 -= SUBST_ROWS) { /* rows i0 .. i1 - 1 */
+        const int i0 = i1 > SUBST_ROWS ? i1 - SUBST_ROWS : 0, rows = i1 - i0;
+        double t[SUBST_ROWS];
+        for (int r = 0; r < SUBST_ROWS; r++) t[r] = r < rows ? w[i0 + r] : 0.0;
+        for (int k = m - 1; k >= i1; k--) { /* (the first block's rows past i1: rows of A, never used) */
+            const double wk = w[k];
+#pragma GCC unroll 8
+            for (int r = 0; r < SUBST_ROWS; r++) t[r] = t[r] - A[(size_t)(i0 + r) * stride + k] * wk; /* L[k][i0 + r] */
+        }
+        for (int r = rows - 1; r >= 0; r--) {
+            const int i = i0 + r;
+            for (int k = i1 - 1; k > i; k--) t[r] = t[r] - A[(size_t)i * stride + k] * w[k];
+            w[i] = t[r] / A[(size_t)i * stride + i];
+        }
     }
 }
 
@@ -351,25 +403,33 @@ static double log2_basic(double r)
     return (double)k + 2.0 * s / 0.69314718055994531;
 }
 
-int lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, lsx_cas_solution *s)
+size_t lsx_cas_work_doubles(void) { return (size_t)(LSX_CAS_NL_MAX + CHOL_COLS) * (LSX_CAS_NL_MAX + CHOL_ROWS_MAX); }
+
+int lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, double *work,
+                  lsx_cas_solution *s)
 {
     /* one factor for both supports: the wide support's system in the
      * plan's solve order, whose leading block is the narrow support's
      * system in its own lag order (so its weights are those of the narrow
      * system solved alone, bit for bit) */
     const int nn = pl->sup[0].nl, nw = LSX_CAS_WIDE ? pl->sup[1].nl : nn;
-    const int *pair = pl->sup[1].pair, *lag = pl->sup[1].lag;
+    const int *lag = pl->sup[1].lag;
     s->stride = nw + CHOL_ROWS_MAX;
     s->wide = *v;
     s->wide.cas = 0;
     s->done = 0;
-    s->A = calloc((size_t)(nw + CHOL_COLS) * s->stride, sizeof *s->A);
+    s->owned = !work;
+    s->A = work ? work : calloc((size_t)(nw + CHOL_COLS) * s->stride, sizeof *s->A);
     if (!s->A) return 0;
-    /* the lower triangle (row q >= p of column p): the factor reads no other */
+    /* the lower triangle (row q >= p of column p): the factor's results
+     * read no other.  Its blocks also read the rows past nw and the columns
+     * past nw (zero from calloc, and they stay zero) and a panel's rows
+     * above the diagonal (zeroed here: the factor writes them) */
     for (int p = 0; p < nw; p++) {
-        const int *row = pair + pl->order[p] * pl->sup[1].nl;
+        const uint16_t *row = pl->solve_pair + p * pl->sup[1].nl;
         double *col = s->A + (size_t)p * s->stride;
-        for (int q = p; q < nw; q++) col[q] = (double)R[row[pl->order[q]]];
+        for (int q = p / CHOL_COLS * CHOL_COLS; q < p; q++) col[q] = 0;
+        for (int q = p; q < nw; q++) col[q] = (double)R[row[q]];
         col[p] = col[p] + 1e-3 * (double)R[0] + 1.0; /* the ridge */
         s->h[p] = (double)R[lag[pl->order[p]]];
     }
@@ -395,7 +455,7 @@ int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint6
         cholesky_substitute(s->A, s->stride, pl->sup[0].nl, s->h, w);
         set_weights(w, 0, clip, &nv);
     }
-    free(s->A);
+    if (s->owned) free(s->A);
     s->A = NULL;
     if (nv.cas && wv.cas) {
         /* per pixel, a residual's code length moves by half the log of its
@@ -414,7 +474,7 @@ int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint6
 {
     lsx_cas_solution s;
     v->cas = 0;
-    return lsx_cas_solve(pl, R, clip, v, &s) && lsx_cas_decide(pl, R, clip, pixels, &s, v);
+    return lsx_cas_solve(pl, R, clip, v, NULL, &s) && lsx_cas_decide(pl, R, clip, pixels, &s, v);
 }
 
 /* A row's products r[n] q[n], n < len: in 32 bits where the caller knows

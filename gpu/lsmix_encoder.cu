@@ -61,6 +61,7 @@ struct lsx_gpu_state {
     uint32_t *cas_md;
     int *cas_dm, *cas_dn;
     lsx_cas_plan *cas_plan; /* host, made once */
+    double *cas_work;       /* host, the solve's factor (lsx_cas_solve), zeroed once, kept */
     int guess_pipe, guess_kind; /* the last frame's winner (-1: none): the trial starts on it early */
     int skip_p2; /* the last frame did not need pipeline 2: it runs only if the choice asks for it */
     int32_t *res[NPIPE];
@@ -120,6 +121,7 @@ static void free_buffers(lsx_gpu_state *s)
     cudaFreeHost(s->h_info);
     cudaFreeHost(s->h_cas);
     free(s->cas_plan);
+    free(s->cas_work);
     cudaFreeHost(s->h_body);
     const auto sync = s->sync;
     memset(s, 0, sizeof *s);
@@ -243,6 +245,8 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
         rc = cudaHostAlloc((void **)&s->h_bits, sizeof(unsigned long long) * (max_cand + 1), cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_cas, H_CAS_BYTES, cudaHostAllocPortable);
     if (rc == cudaSuccess && !(s->cas_plan = (lsx_cas_plan *)malloc(sizeof *s->cas_plan))) rc = cudaErrorMemoryAllocation;
+    if (rc == cudaSuccess && !(s->cas_work = (double *)calloc(lsx_cas_work_doubles(), sizeof *s->cas_work)))
+        rc = cudaErrorMemoryAllocation;
     if (rc == cudaSuccess) {
         lsx_cas_plan_make(s->cas_plan);
         rc = cudaMemcpy(s->cas_dm, s->cas_plan->dm, sizeof(int) * s->cas_plan->no, cudaMemcpyHostToDevice);
@@ -385,7 +389,7 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
     const int64_t *R = (const int64_t *)s->h_cas;
     lsx_cas_solution sol;
     *solved = 0;
-    if (!lsx_cas_solve(s->cas_plan, R, clip, vc, &sol)) return cudaSuccess;
+    if (!lsx_cas_solve(s->cas_plan, R, clip, vc, s->cas_work, &sol)) return cudaSuccess;
     cudaError_t rc = cudaSuccess;
     const int early = sol.wide.cas;
     if (early) rc = trial_launch(s, x, W, H, nint, nseg, pipe, kind, dp_cand, ioff, code, &sol.wide, on);

@@ -258,6 +258,7 @@ Test(core_cascade, the_wide_stage_before_the_choice_is_the_chosen_one)
     int64_t *R = malloc(LSX_CAS_MAXO * sizeof *R);
     lsx_cas_plan *pl = malloc(sizeof *pl);
     lsx_cas_plan_make(pl);
+    double *work = calloc(lsx_cas_work_doubles(), sizeof *work);
     const int32_t clip = 40;
     int seen[3] = {0}; /* wide chosen, narrow chosen, no wide factor */
     uint64_t s = 11;
@@ -280,11 +281,20 @@ Test(core_cascade, the_wide_stage_before_the_choice_is_the_chosen_one)
         v = chosen;
         const int ok = lsx_cas_choose(pl, R, clip, pixels, &chosen);
         lsx_cas_solution sol;
-        cr_assert_eq(lsx_cas_solve(pl, R, clip, &v, &sol), 1);
+        cr_assert_eq(lsx_cas_solve(pl, R, clip, &v, NULL, &sol), 1);
         const lsx_view wide = sol.wide;
         cr_assert_eq(lsx_cas_decide(pl, R, clip, pixels, &sol, &v), ok);
         cr_assert_null(sol.A, "the decision frees the factor");
         cr_assert(same_stage(&v, &chosen), "trial %d: the two steps chose otherwise than one", trial);
+        /* in the caller's work, kept from the trial before (as an encoder
+         * keeps it from frame to frame): the same stages */
+        lsx_view vw;
+        memset(&vw, 0, sizeof vw);
+        vw.W = W, vw.H = H;
+        cr_assert_eq(lsx_cas_solve(pl, R, clip, &vw, work, &sol), 1);
+        cr_assert(same_stage(&sol.wide, &wide), "trial %d: the wide stage in the caller's work differs", trial);
+        cr_assert_eq(lsx_cas_decide(pl, R, clip, pixels, &sol, &vw), ok);
+        cr_assert(same_stage(&vw, &chosen), "trial %d: the choice in the caller's work differs", trial);
         if (ok && chosen.cas_wide) {
             cr_assert(same_stage(&wide, &chosen), "trial %d: the early wide stage is not the chosen one",
                       trial);
@@ -296,6 +306,7 @@ Test(core_cascade, the_wide_stage_before_the_choice_is_the_chosen_one)
     }
     cr_assert(seen[0] > 0 && seen[1] > 0 && seen[2] > 0, "cases: wide %d, narrow %d, no wide factor %d", seen[0],
               seen[1], seen[2]);
+    free(work);
     free(pl);
     free(R);
     free(ec);
