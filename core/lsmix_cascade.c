@@ -244,7 +244,7 @@ static inline __attribute__((always_inline)) double quotient(double x, double d,
  * one row of A.  Each entry, the diagonal's too, is A_ij - sum_{k<j}
  * L[i][k] L[j][k], the products subtracted in increasing k (fused, as in
  * panel_block_rows), then the diagonal's square root and the column
- * divided by it: the same
+ * divided by it (quotient): the same
  * operations in the same order as entry by entry, in panels of CHOL_COLS
  * columns (panel_block their sums over the columns before the panel, then
  * the panel's own columns one by one). */
@@ -298,7 +298,7 @@ static int cholesky_factor(int n, int stride, double *A)
  * alone waited on each subtraction), then the block's own, row by row.
  * (The backward order was increasing k before: a row's first product
  * then needed the unknown just solved, so no two rows' chains overlapped;
- * research/README.md round 31.) */
+ * research/README.md round 32.) */
 #define SUBST_ROWS 8
 static void cholesky_substitute(const double *A, int stride, int m, const double *h, double *w)
 {
@@ -367,25 +367,20 @@ static double residual_energy(const lsx_cas_plan *pl, const int64_t *R, const ls
     const int *pair = pl->sup[v->cas_wide].pair, *lag = pl->sup[v->cas_wide].lag;
     double w[LSX_CAS_NL_MAX], t[LSX_CAS_NL_MAX];
     for (int j = 0; j < nl; j++) w[j] = (double)v->cas_w[j] / (double)(1 << LSX_CAS_SHIFT);
-    int a = 0;
-    for (; a + ENERGY_ROWS <= nl; a += ENERGY_ROWS) {
+    for (int a = 0; a < nl; a += ENERGY_ROWS) {
+        /* (the last block's rows past nl repeat row nl - 1, never used) */
+        const int *row[ENERGY_ROWS];
+        for (int r = 0; r < ENERGY_ROWS; r++) row[r] = pair + (size_t)(a + r < nl ? a + r : nl - 1) * nl;
         double s[ENERGY_ROWS] = {0};
-        const int *row = pair + (size_t)a * nl;
         for (int b = 0; b < nl; b++) {
             const double wb = w[b];
 #pragma GCC unroll 8
-            for (int r = 0; r < ENERGY_ROWS; r++) s[r] = s[r] + (double)R[row[r * nl + b]] * wb;
+            for (int r = 0; r < ENERGY_ROWS; r++) s[r] = s[r] + (double)R[row[r][b]] * wb;
         }
-#pragma GCC unroll 8
-        for (int r = 0; r < ENERGY_ROWS; r++) t[a + r] = s[r];
-    }
-    for (; a < nl; a++) {
-        double s = 0;
-        for (int b = 0; b < nl; b++) s = s + (double)R[pair[a * nl + b]] * w[b];
-        t[a] = s;
+        for (int r = 0; r < ENERGY_ROWS && a + r < nl; r++) t[a + r] = s[r];
     }
     double e = (double)R[0];
-    for (a = 0; a < nl; a++) e = e - 2.0 * w[a] * (double)R[lag[a]] + w[a] * t[a];
+    for (int a = 0; a < nl; a++) e = e - 2.0 * w[a] * (double)R[lag[a]] + w[a] * t[a];
     return e;
 }
 
