@@ -39,6 +39,7 @@ static int offset_index(lsx_cas_plan *pl, plan_grid grid, int dm, int dn)
 void lsx_cas_plan_make(lsx_cas_plan *pl)
 {
     static_assert(LSX_CAS_NR + 16 <= PLAN_DN, "the plan's grid holds every column offset");
+    static_assert(LSX_CAS_MAXO <= 65536, "solve_pair's 16-bit entries index every offset");
     plan_grid grid;
     memset(grid, 0xff, sizeof grid);
     memset(pl, 0, sizeof *pl);
