@@ -336,10 +336,9 @@ typedef struct {
     int dm[LSX_CAS_MAXO], dn[LSX_CAS_MAXO];
     struct {
         int nl;
-        int pair[LSX_CAS_NL_MAX * LSX_CAS_NL_MAX], lag[LSX_CAS_NL_MAX];
+        uint16_t pair[LSX_CAS_NL_MAX * LSX_CAS_NL_MAX]; /* [a nl + b]: the offset lag_b - lag_a */
+        int lag[LSX_CAS_NL_MAX];
     } sup[2];
-    int order[LSX_CAS_NL_MAX]; /* the solve's order of the wide support's lags: the narrow support's first */
-    uint16_t solve_pair[LSX_CAS_NL_MAX * LSX_CAS_NL_MAX]; /* the offset of solve rows p, q: the system's entries */
 } lsx_cas_plan;
 void lsx_cas_plan_make(lsx_cas_plan *pl);
 int32_t lsx_cas_clip(const uint32_t *abs_hist, uint64_t count);
@@ -349,27 +348,19 @@ int lsx_cas_correlations(const lsx_cas_plan *pl, const int16_t *ec, uint32_t W, 
 int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_view *v);
 /* lsx_cas_choose in two steps, for an encoder that starts its trial on the
  * wide support's stage before the choice (the wide support won on every
- * frame measured): lsx_cas_solve, the factor of both supports' systems and
- * the wide support's stage (s->wide.cas 0 where its system is not
- * solvable; v: the view the stages start from; work: lsx_cas_work_doubles()
- * doubles for the factor, zeroed once (calloc) and kept by the caller from
- * frame to frame (a fresh 0.44 MB block zeroed and faulted in page by page
- * cost 4-9 us of lsx_cas_solve's 110-135 on the Debian machine), or NULL:
- * allocated here; 0 when out of memory, s then holds nothing);
+ * frame measured): lsx_cas_solve, the wide support's stage (s->wide.cas 0
+ * where its system is not solvable; v: the view the stages start from);
  * lsx_cas_decide, the narrow support's stage and the choice into v as
- * lsx_cas_choose (and the factor freed where allocated). */
+ * lsx_cas_choose.  (The GPU encoder fits the wide stage on the device,
+ * lsmix_cascade_cg.h, and fills s->wide by lsx_cas_set_stage.)
+ * lsx_cas_set_stage: v's stage from the weights w of support `wide`. */
 typedef struct {
-    double *A;        /* the factor */
-    int owned;        /* A was allocated by lsx_cas_solve */
-    int stride, done; /* A's row stride; the columns factored */
-    double h[LSX_CAS_NL_MAX];
     lsx_view wide;
 } lsx_cas_solution;
-size_t lsx_cas_work_doubles(void);
-int lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, double *work,
-                  lsx_cas_solution *s);
-int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_cas_solution *s,
-                   lsx_view *v);
+void lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, lsx_cas_solution *s);
+int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels,
+                   const lsx_cas_solution *s, lsx_view *v);
+void lsx_cas_set_stage(const int16_t *w, int wide, int32_t clip, lsx_view *v);
 int lsx_cas_fit(lsx_view *v, const int32_t *e1, int16_t *ec, int threads);
 
 /* The header's bytes before the cascade block (24 and the thresholds) and,

@@ -3,10 +3,11 @@
  * clipped residuals on their lags.  The normal equations are read from the
  * frame's correlations at every difference of two lags (a stationary
  * approximation: about 400 integer dot products over the frame instead of
- * NL^2 / 2 products a pixel), solved by Cholesky in double, and the
- * weights rounded to units of 2^-LSX_CAS_SHIFT.  The correlations are
- * exact integers, and the solve is this one function on the host, so the
- * GPU encoder, which sums the correlations on the device, gets the same
+ * NL^2 / 2 products a pixel), solved by conjugate gradients in double
+ * (lsmix_cascade_cg.h), and the weights rounded to units of
+ * 2^-LSX_CAS_SHIFT.  The correlations are exact integers and the solve one
+ * fixed sequence of operations, so the GPU encoder, which sums the
+ * correlations and fits the wide support on the device, gets the same
  * weights (research/r10-cascade.md). */
 #include <assert.h>
 #include <math.h>
@@ -16,6 +17,7 @@
 
 #include "internal.h"
 #include "lsmix.h"
+#include "lsmix_cascade_cg.h"
 
 /* Offsets of two lags: dm in 0 .. LSX_CAS_ROWS_MAX once (dm, dn) and its
  * opposite are one, |dn| <= LSX_CAS_NR + the widest half width (16). */
@@ -39,7 +41,7 @@ static int offset_index(lsx_cas_plan *pl, plan_grid grid, int dm, int dn)
 void lsx_cas_plan_make(lsx_cas_plan *pl)
 {
     static_assert(LSX_CAS_NR + 16 <= PLAN_DN, "the plan's grid holds every column offset");
-    static_assert(LSX_CAS_MAXO <= 65536, "solve_pair's 16-bit entries index every offset");
+    static_assert(LSX_CAS_MAXO <= 65536, "the pairs' 16-bit entries index every offset");
     plan_grid grid;
     memset(grid, 0xff, sizeof grid);
     memset(pl, 0, sizeof *pl);
@@ -53,27 +55,10 @@ void lsx_cas_plan_make(lsx_cas_plan *pl)
             for (int b = 0; b < nl; b++) {
                 int bm, bn;
                 lsx_cas_lag(wide, b, &bm, &bn);
-                pl->sup[wide].pair[a * nl + b] = offset_index(pl, grid, bm - am, bn - an);
+                pl->sup[wide].pair[a * nl + b] = (uint16_t)offset_index(pl, grid, bm - am, bn - an);
             }
         }
     }
-    /* the solve order: the narrow support's lags as it orders them, then
-     * the wide support's others */
-    int used[LSX_CAS_NL_MAX] = {0}, p = 0;
-    for (int a = 0; a < pl->sup[0].nl; a++) {
-        int am, an;
-        lsx_cas_lag(0, a, &am, &an);
-        for (int b = 0; b < pl->sup[1].nl; b++) {
-            int bm, bn;
-            lsx_cas_lag(1, b, &bm, &bn);
-            if (bm == am && bn == an) pl->order[p++] = b, used[b] = 1;
-        }
-    }
-    for (int b = 0; b < pl->sup[1].nl; b++)
-        if (!used[b]) pl->order[p++] = b;
-    const int nw = pl->sup[1].nl;
-    for (int a = 0; a < nw; a++)
-        for (int b = 0; b < nw; b++) pl->solve_pair[a * nw + b] = (uint16_t)pl->sup[1].pair[pl->order[a] * nw + pl->order[b]];
 }
 
 /* acc[n] += w e[n], n < len: one lag of the rows above along a row;
@@ -161,197 +146,80 @@ int64_t lsx_cas_correlation(const int16_t *ec, uint32_t W, uint32_t H, int dm, i
     return sum;
 }
 
-/* Entries i0 .. i0 + rows - 1 of columns j0 .. j0 + CHOL_COLS - 1 of the
- * factor, the part of the sums from the columns k < j0: t_ij = A_ij -
- * sum_{k<j0} L[i][k] L[j][k], the products subtracted in increasing k
- * (each lane does its entry's operations exactly as alone).  Each step is
- * one fused multiply-subtract, fma(-l, b, t), rounded once: C's fma is
- * correctly rounded everywhere (the x86-64-v3 and v4 clones' FMA
- * instructions; on a CPU without them libm's, in software, slower but the
- * same bits), so the factor is the same on every machine, with half the
- * instructions of a product and a difference (lsx_cas_choose 0.195 ->
- * 0.172 ms on the Debian machine; the weights' hash over 120 systems and
- * the 14 bench frames' sizes did not move).  The weights are the encoder's
- * (the stream carries them), so this is no format rule; the decoder's
- * arithmetic has no FMA.  Each L[i][k] loaded serves
- * the panel's four columns, the sums stay in registers.  L[i][k] at A[k
- * stride + i].  Blocks of 32 rows where the CPU has AVX-512 (the sums in
- * 16 of its 32 vector registers: lsx_cas_choose 0.33 -> 0.24 ms on the GPU
- * machine's host, where it sits on the GPU encoder's cascade trial, 0.23
- * -> 0.19 on the Debian machine), else 8 (16 rows without AVX-512 were
- * slower: 0.23 -> 0.25 ms). */
-#define CHOL_COLS 4
-#define CHOL_ROWS_MAX 32 /* the widest block: the rows' margin in the stride */
-static inline __attribute__((always_inline)) void panel_block_rows(double *A, int stride, int j0, int i0,
-                                                                   const int rows)
+/* The weights of support `wide` by conjugate gradients, the sequence of
+ * lsmix_cascade_cg.h (the GPU encoder's kernel runs it too): 1 and w (lag
+ * order), or 0 where the system is not positive definite along the way. */
+static double cg_dot(const double *u, const double *v, int n)
 {
-    double t[CHOL_COLS][CHOL_ROWS_MAX];
-    for (int c = 0; c < CHOL_COLS; c++)
-        for (int q = 0; q < rows; q++) t[c][q] = A[(size_t)(j0 + c) * stride + i0 + q];
-    for (int k = 0; k < j0; k++) {
-        const double *l = A + (size_t)k * stride + i0, *b = A + (size_t)k * stride + j0;
-#pragma GCC unroll 4
-        for (int c = 0; c < CHOL_COLS; c++) {
-            const double bc = b[c];
+    double t[LSX_CAS_CG_LEAVES];
+    for (int i = 0; i < LSX_CAS_CG_LEAVES; i++) t[i] = i < n ? u[i] * v[i] : 0.0;
+    for (int h = LSX_CAS_CG_LEAVES / 2; h >= 1; h >>= 1)
+        for (int i = 0; i < h; i++) t[i] = t[i] + t[i + h];
+    return t[0];
+}
+
+/* q = A p, lsx_cas_cg_row's operations for each row, CG_ROWS rows side by
+ * side (a row's four partial sums are chains of additions each, and one
+ * row alone waited on them: lsx_cas_choose 0.40-0.52 ms against 0.50-0.73
+ * on the Debian machine) */
+#define CG_ROWS 8
+static void cg_product(const uint16_t *pair, const double *rd, double diag, int n, const double *p, double *q)
+{
+    for (int a0 = 0; a0 < n; a0 += CG_ROWS) {
+        const uint16_t *row[CG_ROWS];
+        for (int i = 0; i < CG_ROWS; i++) row[i] = pair + (size_t)(a0 + i < n ? a0 + i : n - 1) * n; /* (past n: never used) */
+        double s[LSX_CAS_CG_PARTS][CG_ROWS] = {{0}};
+        for (int b0 = 0; b0 < n; b0 += LSX_CAS_CG_PARTS)
+            for (int k = 0; k < LSX_CAS_CG_PARTS && b0 + k < n; k++) {
+                const int b = b0 + k;
+                const double pb = p[b];
 #pragma GCC unroll 8
-            for (int q = 0; q < rows; q++) t[c][q] = fma(-l[q], bc, t[c][q]);
-        }
-    }
-    for (int c = 0; c < CHOL_COLS; c++)
-        for (int q = 0; q < rows; q++) A[(size_t)(j0 + c) * stride + i0 + q] = t[c][q];
-}
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("arch=x86-64-v3", "default"), optimize("tree-vectorize")))
-#endif
-static void panel_block8(double *A, int stride, int j0, int i0) { panel_block_rows(A, stride, j0, i0, 8); }
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define CHOL_WIDE_BLOCKS 1
-__attribute__((target("arch=x86-64-v4"), optimize("tree-vectorize")))
-static void panel_block32(double *A, int stride, int j0, int i0) { panel_block_rows(A, stride, j0, i0, 32); }
-#endif
-
-/* The rows of a panel block: 32 (panel_block32) where the CPU runs
- * x86-64-v4, else 8 (panel_block8). */
-static int chol_rows(void)
-{
-#ifdef CHOL_WIDE_BLOCKS
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v4")) return 32;
-#endif
-    return 8;
-}
-
-/* x / d, correctly rounded, from y = 1 / d (correctly rounded): q = x y
- * is within an ulp of x / d, the residual x - q d is exact by fma, and q
- * + (x - q d) y rounded once is x / d rounded (Markstein's theorem; the
- * same as the division on 2e8 random pairs, significands of all ones
- * among them, and the weights' hash over 120 systems unchanged).  A
- * product and two fmas where a column's divisions cost a fifth of the
- * factor (one division a vector of 8 every 16 cycles on the AVX-512
- * machines). */
-static inline __attribute__((always_inline)) double quotient(double x, double d, double y)
-{
-    const double q = x * y;
-    return fma(fma(-q, d, x), y, q);
-}
-
-/* Cholesky factor of the SPD system A (n x n, symmetric; A overwritten),
- * A with n + CHOL_COLS rows `stride` >= n + CHOL_ROWS_MAX apart, zero beyond
- * the n x n system; returns the columns factored (n, or the first whose
- * pivot is not positive).  The factor L is kept transposed (L[i][k] at A[k
- * stride + i], k <= i), so that column j's entries below the diagonal are
- * one row of A.  Each entry, the diagonal's too, is A_ij - sum_{k<j}
- * L[i][k] L[j][k], the products subtracted in increasing k (fused, as in
- * panel_block_rows), then the diagonal's square root and the column
- * divided by it (quotient): the same
- * operations in the same order as entry by entry, in panels of CHOL_COLS
- * columns (panel_block their sums over the columns before the panel, then
- * the panel's own columns one by one). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("tree-vectorize")))
-#endif
-static int cholesky_factor(int n, int stride, double *A)
-{
-    const int rows = chol_rows();
-    for (int j0 = 0; j0 < n; j0 += CHOL_COLS) {
-        /* rows j0 .. (those above the diagonal of the panel's later columns
-         * are computed and never read; the last block runs into the zero
-         * columns, the last panel into the zero rows) */
-        for (int i0 = j0; i0 < n;) {
-#ifdef CHOL_WIDE_BLOCKS
-            /* (the rows past the last whole block of 32 in blocks of 8: 32
-             * there computed up to 31 rows of the zero margin) */
-            if (rows == 32 && n - i0 > 24) {
-                panel_block32(A, stride, j0, i0);
-                i0 += 32;
-                continue;
+                for (int i = 0; i < CG_ROWS; i++) s[k][i] = s[k][i] + (a0 + i == b ? diag : rd[row[i][b]]) * pb;
             }
-#endif
-            panel_block8(A, stride, j0, i0);
-            i0 += 8;
-        }
-        for (int j = j0; j < j0 + CHOL_COLS && j < n; j++) {
-            double *col = A + (size_t)j * stride; /* col[i], i >= j: A_ij, then L[i][j] */
-            for (int k = j0; k < j; k++) {
-                const double *l = A + (size_t)k * stride, b = l[j];
-                for (int i = j; i < n; i++) col[i] = fma(-l[i], b, col[i]);
-            }
-            double d = col[j];
-            if (!(d > 0)) return j;
-            d = sqrt(d);
-            col[j] = d;
-            const double y = 1.0 / d;
-            for (int i = j + 1; i < n; i++) col[i] = quotient(col[i], d, y);
-        }
+        for (int i = 0; i < CG_ROWS && a0 + i < n; i++) q[a0 + i] = (s[0][i] + s[1][i]) + (s[2][i] + s[3][i]);
     }
-    return n;
 }
 
-/* w from L L' w = h with the factor's leading m x m block (as
- * cholesky_factor left it): the solution of the leading m x m system.
- * Each row subtracts its products in one fixed order: the forward
- * substitution in increasing k, the backward one in decreasing k, so that
- * in both the products of the unknowns already known come first.  Rows go
- * in blocks of SUBST_ROWS: a block's rows first subtract those products
- * side by side (independent chains of subtractions; one row's chain
- * alone waited on each subtraction), then the block's own, row by row.
- * (The backward order was increasing k before: a row's first product
- * then needed the unknown just solved, so no two rows' chains overlapped;
- * research/README.md round 32.) */
-#define SUBST_ROWS 8
-static void cholesky_substitute(const double *A, int stride, int m, const double *h, double *w)
+static int cg_solve(const lsx_cas_plan *pl, int wide, const int64_t *R, double *w)
 {
-    for (int i0 = 0; i0 < m; i0 += SUBST_ROWS) {
-        const int rows = m - i0 < SUBST_ROWS ? m - i0 : SUBST_ROWS;
-        double t[SUBST_ROWS];
-        for (int r = 0; r < SUBST_ROWS; r++) t[r] = r < rows ? h[i0 + r] : 0.0;
-        for (int k = 0; k < i0; k++) { /* (rows past m: the stride's margin, never used) */
-            const double *l = A + (size_t)k * stride + i0, wk = w[k]; /* L[i0 + r][k] */
-#pragma GCC unroll 8
-            for (int r = 0; r < SUBST_ROWS; r++) t[r] = t[r] - l[r] * wk;
-        }
-        for (int r = 0; r < rows; r++) {
-            const int i = i0 + r;
-            for (int k = i0; k < i; k++) t[r] = t[r] - A[(size_t)k * stride + i] * w[k];
-            w[i] = t[r] / A[(size_t)i * stride + i];
-        }
+    const int n = pl->sup[wide].nl;
+    double rd[LSX_CAS_MAXO], r[LSX_CAS_NL_MAX], p[LSX_CAS_NL_MAX], q[LSX_CAS_NL_MAX];
+    for (int o = 0; o < pl->no; o++) rd[o] = (double)R[o];
+    const double diag = lsx_cas_cg_diag(R[0]);
+    for (int a = 0; a < n; a++) w[a] = 0.0, r[a] = p[a] = rd[pl->sup[wide].lag[a]];
+    double rr = cg_dot(r, r, n);
+    const double tol = rr * LSX_CAS_CG_TOL;
+    for (int it = 0; it < LSX_CAS_CG_MAX_ITERS && rr > tol; it++) {
+        cg_product(pl->sup[wide].pair, rd, diag, n, p, q);
+        const double pq = cg_dot(p, q, n);
+        if (!(pq > 0)) return 0;
+        const double al = rr / pq;
+        for (int a = 0; a < n; a++) w[a] = w[a] + al * p[a], r[a] = r[a] - al * q[a];
+        const double rn = cg_dot(r, r, n), be = rn / rr;
+        rr = rn;
+        for (int a = 0; a < n; a++) p[a] = r[a] + be * p[a];
     }
-    for (int i1 = m; i1 > 0; i1 -= SUBST_ROWS) { /* rows i0 .. i1 - 1 */
-        const int i0 = i1 > SUBST_ROWS ? i1 - SUBST_ROWS : 0, rows = i1 - i0;
-        double t[SUBST_ROWS];
-        for (int r = 0; r < SUBST_ROWS; r++) t[r] = r < rows ? w[i0 + r] : 0.0;
-        for (int k = m - 1; k >= i1; k--) { /* (the first block's rows past i1: rows of A, never used) */
-            const double wk = w[k];
-#pragma GCC unroll 8
-            for (int r = 0; r < SUBST_ROWS; r++) t[r] = t[r] - A[(size_t)(i0 + r) * stride + k] * wk; /* L[k][i0 + r] */
-        }
-        for (int r = rows - 1; r >= 0; r--) {
-            const int i = i0 + r;
-            for (int k = i1 - 1; k > i; k--) t[r] = t[r] - A[(size_t)i * stride + k] * w[k];
-            w[i] = t[r] / A[(size_t)i * stride + i];
-        }
-    }
+    return 1;
 }
 
 /* v's stage from the weights w (lag order of the support): in units of
  * 2^-S, scaled down where sum |w| (clip + 1) would reach 2^31. */
-static void set_weights(const double *w, int wide, int32_t clip, lsx_view *v)
+void lsx_cas_set_stage(const int16_t *w, int wide, int32_t clip, lsx_view *v)
 {
-    const int nl = lsx_cas_nl(wide);
-    const double unit = (double)(1 << LSX_CAS_SHIFT), lim = 2147483647.0;
-    double sw = 0;
-    for (int j = 0; j < nl; j++) sw += fabs(w[j]) * unit + 1;
-    const double sc = sw * (double)(clip + 1) > lim ? lim / (double)(clip + 1) / sw : 1.0;
-    for (int j = 0; j < nl; j++) {
-        double q = floor(sc * w[j] * unit + 0.5);
-        v->cas_w[j] = (int16_t)(q > 32767 ? 32767 : q < -32768 ? -32768 : q);
-    }
-    for (int j = 0; j < LSX_CAS_NR; j++) v->cas_wrev[LSX_CAS_NR - 1 - j] = v->cas_w[j];
+    for (int j = 0; j < lsx_cas_nl(wide); j++) v->cas_w[j] = w[j];
+    for (int j = 0; j < LSX_CAS_NR; j++) v->cas_wrev[LSX_CAS_NR - 1 - j] = w[j];
     v->cas_clip = clip;
     v->cas_wide = wide;
     v->cas = 1;
+}
+
+static void set_weights(const double *w, int wide, int32_t clip, lsx_view *v)
+{
+    const int nl = lsx_cas_nl(wide);
+    const double sc = lsx_cas_scale(w, nl, clip);
+    int16_t q[LSX_CAS_NL_MAX];
+    for (int j = 0; j < nl; j++) q[j] = lsx_cas_quantize(w[j], sc);
+    lsx_cas_set_stage(q, wide, clip, v);
 }
 
 /* The clipped residuals' energy the weights of v leave (as sent, in units
@@ -365,12 +233,13 @@ static void set_weights(const double *w, int wide, int32_t clip, lsx_view *v)
 static double residual_energy(const lsx_cas_plan *pl, const int64_t *R, const lsx_view *v)
 {
     const int nl = pl->sup[v->cas_wide].nl;
-    const int *pair = pl->sup[v->cas_wide].pair, *lag = pl->sup[v->cas_wide].lag;
+    const uint16_t *pair = pl->sup[v->cas_wide].pair;
+    const int *lag = pl->sup[v->cas_wide].lag;
     double w[LSX_CAS_NL_MAX], t[LSX_CAS_NL_MAX];
     for (int j = 0; j < nl; j++) w[j] = (double)v->cas_w[j] / (double)(1 << LSX_CAS_SHIFT);
     for (int a = 0; a < nl; a += ENERGY_ROWS) {
         /* (the last block's rows past nl repeat row nl - 1, never used) */
-        const int *row[ENERGY_ROWS];
+        const uint16_t *row[ENERGY_ROWS];
         for (int r = 0; r < ENERGY_ROWS; r++) row[r] = pair + (size_t)(a + r < nl ? a + r : nl - 1) * nl;
         double s[ENERGY_ROWS] = {0};
         for (int b = 0; b < nl; b++) {
@@ -399,60 +268,23 @@ static double log2_basic(double r)
     return (double)k + 2.0 * s / 0.69314718055994531;
 }
 
-size_t lsx_cas_work_doubles(void) { return (size_t)(LSX_CAS_NL_MAX + CHOL_COLS) * (LSX_CAS_NL_MAX + CHOL_ROWS_MAX); }
-
-int lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, double *work,
-                  lsx_cas_solution *s)
+void lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, lsx_cas_solution *s)
 {
-    /* one factor for both supports: the wide support's system in the
-     * plan's solve order, whose leading block is the narrow support's
-     * system in its own lag order (so its weights are those of the narrow
-     * system solved alone, bit for bit) */
-    const int nn = pl->sup[0].nl, nw = LSX_CAS_WIDE ? pl->sup[1].nl : nn;
-    const int *lag = pl->sup[1].lag;
-    s->stride = nw + CHOL_ROWS_MAX;
+    double w[LSX_CAS_NL_MAX];
     s->wide = *v;
     s->wide.cas = 0;
-    s->done = 0;
-    s->owned = !work;
-    s->A = work ? work : calloc((size_t)(nw + CHOL_COLS) * s->stride, sizeof *s->A);
-    if (!s->A) return 0;
-    /* the lower triangle (row q >= p of column p): the factor's results
-     * read no other.  Its blocks also read the rows past nw and the columns
-     * past nw (zero from calloc, and they stay zero) and a panel's rows
-     * above the diagonal (zeroed here: the factor writes them) */
-    for (int p = 0; p < nw; p++) {
-        const uint16_t *row = pl->solve_pair + p * pl->sup[1].nl;
-        double *col = s->A + (size_t)p * s->stride;
-        for (int q = p / CHOL_COLS * CHOL_COLS; q < p; q++) col[q] = 0;
-        for (int q = p; q < nw; q++) col[q] = (double)R[row[q]];
-        col[p] = col[p] + 1e-3 * (double)R[0] + 1.0; /* the ridge */
-        s->h[p] = (double)R[lag[pl->order[p]]];
-    }
-    s->done = cholesky_factor(nw, s->stride, s->A);
-    if (s->done == nw && nw > nn) {
-        double w[LSX_CAS_NL_MAX], wl[LSX_CAS_NL_MAX];
-        cholesky_substitute(s->A, s->stride, nw, s->h, w);
-        for (int p = 0; p < nw; p++) wl[pl->order[p]] = w[p];
-        set_weights(wl, 1, clip, &s->wide);
-    }
-    return 1;
+    if (LSX_CAS_WIDE && cg_solve(pl, 1, R, w)) set_weights(w, 1, clip, &s->wide);
 }
 
-int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_cas_solution *s,
-                   lsx_view *v)
+int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels,
+                   const lsx_cas_solution *s, lsx_view *v)
 {
     const lsx_view wv = s->wide;
     lsx_view nv = *v;
     v->cas = 0;
     nv.cas = 0;
-    if (s->A && s->done >= pl->sup[0].nl) {
-        double w[LSX_CAS_NL_MAX];
-        cholesky_substitute(s->A, s->stride, pl->sup[0].nl, s->h, w);
-        set_weights(w, 0, clip, &nv);
-    }
-    if (s->owned) free(s->A);
-    s->A = NULL;
+    double w[LSX_CAS_NL_MAX];
+    if (cg_solve(pl, 0, R, w)) set_weights(w, 0, clip, &nv);
     if (nv.cas && wv.cas) {
         /* per pixel, a residual's code length moves by half the log of its
          * variance's ratio; the wide support costs its extra weights */
@@ -470,7 +302,8 @@ int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint6
 {
     lsx_cas_solution s;
     v->cas = 0;
-    return lsx_cas_solve(pl, R, clip, v, NULL, &s) && lsx_cas_decide(pl, R, clip, pixels, &s, v);
+    lsx_cas_solve(pl, R, clip, v, &s);
+    return lsx_cas_decide(pl, R, clip, pixels, &s, v);
 }
 
 /* A row's products r[n] q[n], n < len: in 32 bits where the caller knows

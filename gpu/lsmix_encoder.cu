@@ -60,8 +60,9 @@ struct lsx_gpu_state {
     int64_t *cas_R;
     uint32_t *cas_md;
     int *cas_dm, *cas_dn;
+    uint16_t *cas_pair; /* the wide support's pair table and lags (the plan's), for lsx_gpu_cas_cg */
+    int *cas_lag, *cas_ok;
     lsx_cas_plan *cas_plan; /* host, made once */
-    double *cas_work;       /* host, the solve's factor (lsx_cas_solve), zeroed once, kept */
     int guess_pipe, guess_kind; /* the last frame's winner (-1: none): the trial starts on it early */
     int skip_p2; /* the last frame did not need pipeline 2: it runs only if the choice asks for it */
     int32_t *res[NPIPE];
@@ -90,6 +91,7 @@ struct lsx_gpu_state {
         cudaEvent_t fork, join, pipes_fork, pipe_done[2];
         cudaEvent_t bg_columns, join_rl; /* BG's column pass done; RL done (side[1]) */
         cudaEvent_t dp_done;             /* the DP's contexts made (a trial of the DP kind takes them) */
+        cudaEvent_t cas_fit;             /* the trial's R, median and device weights on the host */
     } sync;
     /* pinned host */
     uint8_t *h_stage;   /* pipes, cands, cand_pipe, as the device holds them */
@@ -112,7 +114,7 @@ static void free_buffers(lsx_gpu_state *s)
                    s->body,   s->hist,   s->table,  s->seg_len, s->bg_c,    s->bg_s,      s->bg_w, s->bg,
                    s->rl[0],  s->rl[1],  s->thr_hist, s->dp_scratch, s->dp_ok, s->cas_res, s->cas_act,
                    s->cas_itok, s->cas_classes, s->cas_itok_hist, s->cas_ec, s->cas_w, s->cas_R, s->cas_md,
-                   s->cas_dm, s->cas_dn, s->bits};
+                   s->cas_dm, s->cas_dn, s->cas_pair, s->cas_lag, s->cas_ok, s->bits};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
     cudaFreeHost(s->h_stage);
     cudaFreeHost(s->h_seg_len);
@@ -121,7 +123,6 @@ static void free_buffers(lsx_gpu_state *s)
     cudaFreeHost(s->h_info);
     cudaFreeHost(s->h_cas);
     free(s->cas_plan);
-    free(s->cas_work);
     cudaFreeHost(s->h_body);
     const auto sync = s->sync;
     memset(s, 0, sizeof *s);
@@ -143,6 +144,7 @@ void lsx_gpu_free(lsx_gpu_state *s)
     if (s->sync.join_rl) cudaEventDestroy(s->sync.join_rl);
     if (s->sync.pipes_fork) cudaEventDestroy(s->sync.pipes_fork);
     if (s->sync.dp_done) cudaEventDestroy(s->sync.dp_done);
+    if (s->sync.cas_fit) cudaEventDestroy(s->sync.cas_fit);
     free(s);
 }
 
@@ -153,7 +155,9 @@ static const int max_cand = NPIPE * NKIND; /* and one more: the cascade's, at in
 #define H_CAS_MD (8 * LSX_CAS_MAXO)
 #define H_CAS_W (H_CAS_MD + 8)
 #define H_CAS_CLASSES (H_CAS_W + 2 * LSX_CAS_NL_MAX)
-#define H_CAS_BYTES (H_CAS_CLASSES + 8)
+#define H_CAS_DEV_W (H_CAS_CLASSES + 8)              /* the device's wide weights (lsx_gpu_cas_cg) */
+#define H_CAS_DEV_OK (H_CAS_DEV_W + 2 * LSX_CAS_NL_MAX) /* and whether it solved the system */
+#define H_CAS_BYTES (H_CAS_DEV_OK + 8)
 
 /* Buffers for frames up to px pixels (kept, grown when a larger frame comes). */
 static cudaError_t reserve(lsx_gpu_state *s, size_t px)
@@ -198,6 +202,9 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->cas_md, 4);
     ALLOC(s->cas_dm, sizeof(int) * LSX_CAS_MAXO);
     ALLOC(s->cas_dn, sizeof(int) * LSX_CAS_MAXO);
+    ALLOC(s->cas_pair, sizeof(uint16_t) * LSX_CAS_NL_MAX * LSX_CAS_NL_MAX);
+    ALLOC(s->cas_lag, sizeof(int) * LSX_CAS_NL_MAX);
+    ALLOC(s->cas_ok, sizeof(int));
     for (int i = 0; i < NPIPE; i++) {
         ALLOC(s->res[i], 4 * px);
         ALLOC(s->act[i], 4 * px);
@@ -236,6 +243,7 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     if (rc == cudaSuccess && !s->sync.pipes_fork)
         rc = cudaEventCreateWithFlags(&s->sync.pipes_fork, cudaEventDisableTiming);
     if (rc == cudaSuccess && !s->sync.dp_done) rc = cudaEventCreateWithFlags(&s->sync.dp_done, cudaEventDisableTiming);
+    if (rc == cudaSuccess && !s->sync.cas_fit) rc = cudaEventCreateWithFlags(&s->sync.cas_fit, cudaEventDisableTiming);
     if (rc == cudaSuccess) rc = lsx_gpu_init_tables(0);
     if (rc == cudaSuccess) rc = cudaDeviceSynchronize();
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_stage, 65536, cudaHostAllocPortable);
@@ -245,13 +253,16 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
         rc = cudaHostAlloc((void **)&s->h_bits, sizeof(unsigned long long) * (max_cand + 1), cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_cas, H_CAS_BYTES, cudaHostAllocPortable);
     if (rc == cudaSuccess && !(s->cas_plan = (lsx_cas_plan *)malloc(sizeof *s->cas_plan))) rc = cudaErrorMemoryAllocation;
-    if (rc == cudaSuccess && !(s->cas_work = (double *)calloc(lsx_cas_work_doubles(), sizeof *s->cas_work)))
-        rc = cudaErrorMemoryAllocation;
     if (rc == cudaSuccess) {
         lsx_cas_plan_make(s->cas_plan);
         rc = cudaMemcpy(s->cas_dm, s->cas_plan->dm, sizeof(int) * s->cas_plan->no, cudaMemcpyHostToDevice);
         if (rc == cudaSuccess)
             rc = cudaMemcpy(s->cas_dn, s->cas_plan->dn, sizeof(int) * s->cas_plan->no, cudaMemcpyHostToDevice);
+        const int nw = s->cas_plan->sup[1].nl;
+        if (rc == cudaSuccess)
+            rc = cudaMemcpy(s->cas_pair, s->cas_plan->sup[1].pair, sizeof(uint16_t) * nw * nw, cudaMemcpyHostToDevice);
+        if (rc == cudaSuccess)
+            rc = cudaMemcpy(s->cas_lag, s->cas_plan->sup[1].lag, sizeof(int) * nw, cudaMemcpyHostToDevice);
     }
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_info, NPIPE * 8 + 8, cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_dp_ok, sizeof(int) * (NPIPE + 1), cudaHostAllocPortable);
@@ -330,14 +341,15 @@ static cudaError_t trial_sums(lsx_gpu_state *s, uint32_t W, uint32_t H, int pipe
  * prediction, the contexts of kind (of the DP kind: the pipeline's DP
  * candidate's, candidate dp_cand, as try_candidates takes them) and the
  * model, the estimate and contexts to the host; where code, the rANS
- * segments too (the trial is expected to win). */
+ * segments too (the trial is expected to win).  vc NULL: the wide stage
+ * whose weights lsx_gpu_cas_cg left in cas_w. */
 static cudaError_t trial_launch(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t nint,
                                 uint32_t nseg, int pipe, int kind, int dp_cand, const uint16_t *ioff, int code,
                                 const lsx_view *vc, cudaStream_t on)
 {
     lsx_gpu_pipe *hp = (lsx_gpu_pipe *)s->h_stage;
     lsx_gpu_cand *hk = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * (NPIPE + 1)) + max_cand;
-    memcpy(s->h_cas + H_CAS_W, vc->cas_w, 2 * LSX_CAS_NL_MAX);
+    if (vc) memcpy(s->h_cas + H_CAS_W, vc->cas_w, 2 * LSX_CAS_NL_MAX);
     lsx_gpu_pipe *pc = &hp[NPIPE];
     *pc = (lsx_gpu_pipe){pipe > 0 ? 2 : 0, NULL, NULL, s->cas_res, s->emin[pipe], s->cas_act, s->cas_itok,
                          s->cas_itok_hist, s->cas_classes};
@@ -348,10 +360,11 @@ static cudaError_t trial_launch(lsx_gpu_state *s, const uint16_t *x, uint32_t W,
     hk->use_classes = kind == KIND_DP ? 1 : kind_classes[kind];
     ctx_default_thresholds(hk->thr, hk->nctx);
     const lsx_gpu_coding cc = cands_coding(s, W, H, nint, nseg, max_cand, 1);
-    cudaError_t rc = cudaMemcpyAsync(s->cas_w, s->h_cas + H_CAS_W, 2 * LSX_CAS_NL_MAX, cudaMemcpyHostToDevice, on);
+    cudaError_t rc =
+        vc ? cudaMemcpyAsync(s->cas_w, s->h_cas + H_CAS_W, 2 * LSX_CAS_NL_MAX, cudaMemcpyHostToDevice, on) : cudaSuccess;
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->pipes + NPIPE, pc, sizeof *pc, cudaMemcpyHostToDevice, on);
     if (rc == cudaSuccess)
-        rc = lsx_gpu_cas_final(x, s->res[pipe], s->cas_ec, W, H, s->cas_w, vc->cas_wide, ioff, pc, on);
+        rc = lsx_gpu_cas_final(x, s->res[pipe], s->cas_ec, W, H, s->cas_w, vc ? vc->cas_wide : 1, ioff, pc, on);
     if (rc == cudaSuccess) rc = lsx_gpu_finish_pipe(W, H, pc, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->cands + max_cand, hk, sizeof *hk, cudaMemcpyHostToDevice, on);
     if (rc == cudaSuccess && kind == KIND_DP) { /* (the rest of the trial does not wait for the DP) */
@@ -372,13 +385,32 @@ static cudaError_t trial_launch(lsx_gpu_state *s, const uint16_t *x, uint32_t W,
     return rc;
 }
 
-/* Part 2, once part 1 is on the host: the weights (vc; *solved 0 where the
- * system is singular: no trial) and the trial's device work on stream on
- * (trial_launch).  The wide support wins on nearly every frame, so the
- * device starts on its stage as soon as the factor has it, while the host
- * finishes the narrow support's and the choice (the choice's last 15-20 %
- * off the frame's path); where the choice is other, the trial runs again
- * on its stage after the first is done. */
+/* Part 2, after part 1 (trial_sums) on the same stream, with no host in
+ * between: the wide support's weights on the device (lsx_gpu_cas_cg, the
+ * C encoder's lsx_cas_solve) and the trial's device work on them; the
+ * weights and whether the system was solvable come back for the choice
+ * (sync.cas_fit, with part 1's). */
+static cudaError_t trial_fit(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t nint,
+                             uint32_t nseg, int pipe, int kind, int dp_cand, const uint16_t *ioff, int code,
+                             cudaStream_t on)
+{
+    const int nw = s->cas_plan->sup[1].nl;
+    cudaError_t rc = lsx_gpu_cas_cg(s->cas_R, s->cas_plan->no, s->cas_md, s->cas_pair, s->cas_lag, nw, s->cas_w,
+                                    s->cas_ok, on);
+    if (rc == cudaSuccess)
+        rc = cudaMemcpyAsync(s->h_cas + H_CAS_DEV_W, s->cas_w, 2 * (size_t)nw, cudaMemcpyDeviceToHost, on);
+    if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->h_cas + H_CAS_DEV_OK, s->cas_ok, sizeof(int), cudaMemcpyDeviceToHost, on);
+    if (rc == cudaSuccess) rc = cudaEventRecord(s->sync.cas_fit, on);
+    if (rc == cudaSuccess) rc = trial_launch(s, x, W, H, nint, nseg, pipe, kind, dp_cand, ioff, code, NULL, on);
+    return rc;
+}
+
+/* Part 3, once trial_fit's results are on the host: the stage (vc;
+ * *solved 0 where neither system is solvable: no trial).  The device's
+ * trial is on the wide support, which wins on nearly every frame; where
+ * the choice is the narrow one (lsx_cas_decide, the C encoder's), or the
+ * device found the wide system not solvable, the trial runs again on the
+ * chosen stage after the first is done. */
 static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, uint32_t nint,
                                uint32_t nseg, int pipe, int kind, int dp_cand, const uint16_t *ioff, int code,
                                lsx_view *vc, int *solved, cudaStream_t on)
@@ -388,16 +420,14 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
     const int32_t clip = lsx_cas_clip_of_median(*(const uint32_t *)(s->h_cas + H_CAS_MD));
     const int64_t *R = (const int64_t *)s->h_cas;
     lsx_cas_solution sol;
-    *solved = 0;
-    if (!lsx_cas_solve(s->cas_plan, R, clip, vc, s->cas_work, &sol)) return cudaSuccess;
-    cudaError_t rc = cudaSuccess;
-    const int early = sol.wide.cas;
-    if (early) rc = trial_launch(s, x, W, H, nint, nseg, pipe, kind, dp_cand, ioff, code, &sol.wide, on);
+    sol.wide = *vc;
+    if (*(const int *)(s->h_cas + H_CAS_DEV_OK))
+        lsx_cas_set_stage((const int16_t *)(s->h_cas + H_CAS_DEV_W), 1, clip, &sol.wide);
     *solved = lsx_cas_decide(s->cas_plan, R, clip, (uint64_t)W * (H - 1), &sol, vc);
-    if (rc != cudaSuccess || !*solved || (early && vc->cas_wide)) return rc;
+    if (!*solved || (sol.wide.cas && vc->cas_wide)) return cudaSuccess;
     /* (the first trial's copies from the host's staging are done before it
      * is written again) */
-    if (early) rc = cudaStreamSynchronize(on);
+    cudaError_t rc = cudaStreamSynchronize(on);
     if (rc == cudaSuccess) rc = trial_launch(s, x, W, H, nint, nseg, pipe, kind, dp_cand, ioff, code, vc, on);
     return rc;
 }
@@ -596,13 +626,17 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
      * into the DP candidates' contexts, on the device */
     CK(lsx_gpu_dp_contexts(s->thr_hist, s->info, npipe, s->cands + nk, nkc, s->dp_ok, s->dp_scratch, st));
     CK(cudaEventRecord(s->sync.dp_done, st));
+    /* (after the DP's event: a trial of the DP kind waits for it) */
+    if (spec)
+        CK(trial_fit(s, x, W, H, nint, nseg, s->guess_pipe, s->guess_kind, s->guess_pipe * nkc + nk, ioff,
+                     s->guess_cas, side));
     MARK(4);
     lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, LSX_PRIOR, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
                          s->table, s->slots, seg_slot, s->seg_len, s->bits};
     CK(lsx_gpu_model(&co, CTX_MAX, 0, st)); /* the estimates: the winner's tables come after the choice */
     MARK(5);
-    if (spec) /* the trial's sums are back: its model goes on while this one's estimates come back */
-        CK(cudaStreamSynchronize(side));
+    if (spec) /* the trial's sums and weights are back: the narrow support and the choice of stage */
+        CK(cudaEventSynchronize(s->sync.cas_fit));
     if (spec)
         CK(trial_model(s, x, W, H, nint, nseg, s->guess_pipe, s->guess_kind, s->guess_pipe * nkc + nk, ioff,
                        s->guess_cas, &vc, &solved, side));
@@ -642,7 +676,8 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         const int guessed = spec && s->guess_pipe == pipe && s->guess_kind == kind;
         if (!guessed) {
             CK(trial_sums(s, W, H, pipe, st));
-            CK(cudaStreamSynchronize(st));
+            CK(trial_fit(s, x, W, H, nint, nseg, pipe, kind, pipe * nkc + nk, ioff, 0, st));
+            CK(cudaEventSynchronize(s->sync.cas_fit));
             CK(trial_model(s, x, W, H, nint, nseg, pipe, kind, pipe * nkc + nk, ioff, 0, &vc, &solved, st));
             CK(cudaStreamSynchronize(st));
         }

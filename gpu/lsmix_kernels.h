@@ -132,6 +132,15 @@ cudaError_t lsx_gpu_cas_final(const uint16_t *x, const int32_t *e1, const int16_
                               const int16_t *w, int wide, const uint16_t *ioff, const lsx_gpu_pipe *pp,
                               cudaStream_t st);
 
+/* The stage's weights of one support on the device (lsmix_cascade_cg.cu):
+ * from the correlations R (no of them) and the median md of
+ * lsx_gpu_cas_sums, the system of n lags (the plan's pair table of the
+ * support, n x n, and its lags' offsets, device arrays) solved as the C
+ * encoder's lsx_cas_solve does it, the weights rounded into w (n of them;
+ * 0 where not solvable) and *ok: 1 where solvable. */
+cudaError_t lsx_gpu_cas_cg(const int64_t *R, int no, const uint32_t *md, const uint16_t *pair, const int *lag, int n,
+                           int16_t *w, int *ok, cudaStream_t st);
+
 /* The histogram of the DP context candidate (lsx_thr_histogram of
  * core/lsmix_thresholds.c) of one pipeline's residuals, into hist
  * [LSX_THR_CELLS] (zeroed here). */

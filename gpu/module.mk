@@ -64,6 +64,7 @@ all: $(GPU_PROBE)
 # The device DP against the C core's (nvcc: it calls the kernels' launcher).
 GPU_DP_TEST := $(BUILD)/tests/gpu/test_gpu_dp
 GPU_ARITH_TEST := $(BUILD)/tests/gpu/test_gpu_arith
+GPU_CG_TEST := $(BUILD)/tests/gpu/test_gpu_cas_cg
 ifeq ($(GPU_HAVE_CUDA),1)
 $(OBJ)/tests/gpu/test_gpu_dp.o: tests/gpu/test_gpu_dp.cu
 	@mkdir -p $(dir $@)
@@ -78,18 +79,27 @@ $(OBJ)/tests/gpu/test_gpu_arith.o: tests/gpu/test_gpu_arith.cu
 $(GPU_ARITH_TEST): $(OBJ)/tests/gpu/test_gpu_arith.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_SAN) -o $@ $< $(GPU_PROG_LDLIBS)
+# The device's fit of the cascade's weights against the C core's.
+$(OBJ)/tests/gpu/test_gpu_cas_cg.o: tests/gpu/test_gpu_cas_cg.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
+$(GPU_CG_TEST): $(OBJ)/tests/gpu/test_gpu_cas_cg.o $(GPU_PROG_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_SAN) -o $@ $< $(GPU_PROG_LIBS) $(GPU_PROG_LDLIBS)
 else
 GPU_DP_TEST :=
 GPU_ARITH_TEST :=
+GPU_CG_TEST :=
 endif
 
 # CI (no GPU): compile every CUDA file, link the GPU programs.
 .PHONY: gpu-check test-gpu
-gpu-check: $(GPU_LIB) $(GPU_PROBE) $(GPU_TEST) $(GPU_BENCH) $(GPU_DP_TEST) $(GPU_ARITH_TEST)
+gpu-check: $(GPU_LIB) $(GPU_PROBE) $(GPU_TEST) $(GPU_BENCH) $(GPU_DP_TEST) $(GPU_ARITH_TEST) $(GPU_CG_TEST)
 
 # On the device machine: the GPU tests on the real frames.
 AURP_SHARED_DATA ?= tests/data/real
 test-gpu: gpu-check
 	$(if $(GPU_DP_TEST),$(GPU_DP_TEST))
 	$(if $(GPU_ARITH_TEST),$(GPU_ARITH_TEST))
+	$(if $(GPU_CG_TEST),$(GPU_CG_TEST))
 	$(GPU_TEST) $(wildcard $(AURP_SHARED_DATA)/*.fits)

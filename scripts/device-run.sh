@@ -26,6 +26,15 @@ steps=${steps//sanitize/memcheck racecheck}
 status=0
 : >"$OUT/verdicts.txt"
 verdict() { echo "$*" | tee -a "$OUT/verdicts.txt"; }
+# the cascade fit's kernel (one block, shared memory and barriers) under a
+# compute-sanitizer tool, on the quick set of systems
+sanitize_cas_cg() {
+    AURP_GPU_TEST_QUICK=1 compute-sanitizer --tool "$1" --error-exitcode 9 $B/tests/gpu/test_gpu_cas_cg \
+        >"$OUT/sanitize-cas-cg-$1.log" 2>&1; rc=$?
+    verdict "$1 (cascade fit): $(grep passed "$OUT/sanitize-cas-cg-$1.log" | tail -1);" \
+        "$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-cas-cg-$1.log" | tail -1) rc=$rc"
+    [ $rc -ne 0 ] && status=1
+}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT/gpus.txt"
 make -s BUILD=$B -j"$(nproc)" gpu-check >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 $B/bin/aurp-gpu-probe || exit 1
@@ -42,6 +51,11 @@ for s in $steps; do
         grep -E "^FAIL" "$OUT/test-arith.log" | tail -4
         verdict "test-arith: $(grep passed "$OUT/test-arith.log" | tail -1) rc=$rc"
         [ $rc -ne 0 ] && status=1
+        echo "== the device's cascade fit against C's: $B/tests/gpu/test_gpu_cas_cg"
+        $B/tests/gpu/test_gpu_cas_cg >"$OUT/test-cas-cg.log" 2>&1; rc=$?
+        grep -E "^FAIL" "$OUT/test-cas-cg.log" | tail -8
+        verdict "test-cas-cg: $(grep passed "$OUT/test-cas-cg.log" | tail -1) rc=$rc"
+        [ $rc -ne 0 ] && status=1
         echo "== make test-gpu equivalent: $B/tests/gpu/test_gpu_encode $DATA/*.fits $SIMF"
         $B/tests/gpu/test_gpu_encode "$DATA"/*.fits $SIMF >"$OUT/test.log" 2>&1; rc=$?
         grep -E "^FAIL" "$OUT/test.log" | tail -15
@@ -56,7 +70,8 @@ for s in $steps; do
             --error-exitcode 9 $B/tests/gpu/test_gpu_encode >"$OUT/sanitize-racecheck-small.log" 2>&1; rc=$?
         verdict "racecheck (37 x 100): $(grep passed "$OUT/sanitize-racecheck-small.log" | tail -1);" \
             "$(grep -E "RACECHECK SUMMARY" "$OUT/sanitize-racecheck-small.log" | tail -1) rc=$rc"
-        [ $rc -ne 0 ] && status=1 ;;
+        [ $rc -ne 0 ] && status=1
+        sanitize_cas_cg racecheck ;;
     racecheck-wide)
         # the one simulated test frame whose cascade takes the wide support
         # (FORMAT.md 3.2), which the small frames of `racecheck` never do:
@@ -81,6 +96,7 @@ for s in $steps; do
         verdict "$tool (DP): $(grep passed "$OUT/sanitize-dp-$tool.log" | tail -1);" \
             "$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-dp-$tool.log" | tail -1) rc=$rc"
         [ $rc -ne 0 ] && status=1
+        sanitize_cas_cg $tool
         ;;
     bench)
         echo "== benchmark (simulated 1024x1024 spectrum): lsmix, then paper"

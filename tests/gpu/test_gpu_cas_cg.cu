@@ -1,0 +1,100 @@
+/* The device's fit of the cascade's wide stage (lsx_gpu_cas_cg, gpu/
+ * lsmix_cascade_cg.cu) against the C encoder's (lsx_cas_solve): the same
+ * rounded weights and the same verdict on whether the system is solvable,
+ * bit for bit, on the correlations of planes of every kind the encoders
+ * meet: white residuals, structure in the rows above, along the readout
+ * or both (strongly coloured ones take many iterations), a constant plane
+ * (R = 0), clips from 1 to 32767 and correlations no plane can have
+ * (indefinite).  The identity tests meet the kernel only on their frames'
+ * systems.  Ends "N passed, N failed" like the other GPU tests. */
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_check.h"
+#include "lsmix.h"
+#include "lsmix_kernels.h"
+
+static uint64_t lcg(uint64_t *s) { return *s = *s * 6364136223846793005ull + 1442695040888963407ull; }
+
+/* Plane `kind` of W x H clipped residuals with clip c. */
+static void make_plane(int kind, uint32_t W, uint32_t H, int32_t clip, uint64_t *s, int16_t *ec)
+{
+    const int32_t amp = clip < 3 ? 2 : clip < 200 ? clip : 200;
+    for (size_t i = 0; i < (size_t)W * H; i++) {
+        const uint32_t m = (uint32_t)(i / W), n = (uint32_t)(i % W);
+        int32_t e = kind == 4 ? 0 : (int32_t)((lcg(s) >> 33) % (uint64_t)(2 * amp + 1)) - amp;
+        if ((kind == 1 || kind == 3) && m >= 2 && n >= 5) e += ec[i - 2 * W - 5] * 2 / 3;
+        if ((kind == 2 || kind == 3) && n >= 2) e += ec[i - 2] / 2 - ec[i - 1] / 4;
+        ec[i] = lsx_cas_clipped(e, clip);
+    }
+}
+
+int main(void)
+{
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("GPU cascade fit tests skipped: no device\n0 passed, 0 failed\n");
+        return 77;
+    }
+    const int quick = getenv("AURP_GPU_TEST_QUICK") != NULL;
+    const uint32_t W = 300, H = 120;
+    lsx_cas_plan *pl = (lsx_cas_plan *)malloc(sizeof *pl);
+    int16_t *ec = (int16_t *)malloc(sizeof(int16_t) * W * H);
+    int64_t R[LSX_CAS_MAXO];
+    if (!pl || !ec) return 1;
+    lsx_cas_plan_make(pl);
+    const int nw = pl->sup[1].nl;
+    int64_t *d_R;
+    uint32_t *d_md;
+    uint16_t *d_pair;
+    int *d_lag, *d_ok;
+    int16_t *d_w;
+    if (cudaMalloc(&d_R, sizeof R) || cudaMalloc(&d_md, 4) || cudaMalloc(&d_pair, 2 * (size_t)nw * nw) ||
+        cudaMalloc(&d_lag, sizeof(int) * nw) || cudaMalloc(&d_ok, sizeof(int)) || cudaMalloc(&d_w, 2 * (size_t)nw))
+        return 1;
+    cudaMemcpy(d_pair, pl->sup[1].pair, 2 * (size_t)nw * nw, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_lag, pl->sup[1].lag, sizeof(int) * nw, cudaMemcpyHostToDevice);
+    static const uint32_t medians[] = {0, 1, 3, 10, 40, 300, 16382, 20000};
+    const int nmed = (int)(sizeof medians / sizeof *medians);
+    int seen_ok = 0, seen_not = 0;
+    uint64_t s = 7;
+    for (int t = 0; t < (quick ? 24 : 120); t++) {
+        const int kind = t % 6; /* 0 white, 1 above, 2 raster, 3 both, 4 constant, 5 indefinite */
+        const uint32_t md = medians[(t / 6) % nmed];
+        const int32_t clip = lsx_cas_clip_of_median(md);
+        make_plane(kind == 5 ? 0 : kind, W, H, clip, &s, ec);
+        if (lsx_cas_correlations(pl, ec, W, H, clip, 2, R) != 0) return 1;
+        if (kind == 5)
+            for (int k = 1; k < pl->no; k++) R[k] = R[0] - (int64_t)(lcg(&s) >> 50);
+        lsx_view v;
+        memset(&v, 0, sizeof v);
+        v.W = W, v.H = H;
+        lsx_cas_solution sol;
+        lsx_cas_solve(pl, R, clip, &v, &sol);
+        cudaMemcpy(d_R, R, sizeof(int64_t) * pl->no, cudaMemcpyHostToDevice);
+        cudaMemcpy(d_md, &md, 4, cudaMemcpyHostToDevice);
+        cudaError_t rc = lsx_gpu_cas_cg(d_R, pl->no, d_md, d_pair, d_lag, nw, d_w, d_ok, 0);
+        int16_t w[LSX_CAS_NL_MAX];
+        int ok = -1;
+        if (rc == cudaSuccess) rc = cudaMemcpy(w, d_w, 2 * (size_t)nw, cudaMemcpyDeviceToHost);
+        if (rc == cudaSuccess) rc = cudaMemcpy(&ok, d_ok, sizeof ok, cudaMemcpyDeviceToHost);
+        CHECK(rc == cudaSuccess, "system %d: the kernel ran: %s", t, cudaGetErrorString(rc));
+        CHECK(ok == sol.wide.cas, "system %d (kind %d, clip %d): device solvable %d, C %d", t, kind, clip, ok,
+              sol.wide.cas);
+        if (ok == 1 && sol.wide.cas) {
+            int differ = 0;
+            for (int j = 0; j < nw; j++) differ += w[j] != sol.wide.cas_w[j];
+            CHECK(differ == 0, "system %d (kind %d, clip %d): %d of %d weights differ", t, kind, clip, differ, nw);
+        }
+        seen_ok += ok == 1, seen_not += ok == 0;
+    }
+    CHECK(seen_ok > 0 && seen_not > 0, "systems solved %d, not solvable %d: both verdicts met", seen_ok, seen_not);
+    cudaFree(d_R), cudaFree(d_md), cudaFree(d_pair), cudaFree(d_lag), cudaFree(d_ok), cudaFree(d_w);
+    free(ec);
+    free(pl);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
