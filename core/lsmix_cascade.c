@@ -158,7 +158,7 @@ static double cg_dot(const double *u, const double *v, int n)
     return t[0];
 }
 
-/* q = A p, lsx_cas_cg_row's operations for each row, CG_ROWS rows side by
+/* q = A p, lsx_cas_cg_part's operations for each row, CG_ROWS rows side by
  * side (a row's four partial sums are chains of additions each, and one
  * row alone waited on them: lsx_cas_choose 0.40-0.52 ms against 0.50-0.73
  * on the Debian machine) */
@@ -174,7 +174,7 @@ static void cg_product(const uint16_t *pair, const double *rd, double diag, int 
                 const int b = b0 + k;
                 const double pb = p[b];
 #pragma GCC unroll 8
-                for (int i = 0; i < CG_ROWS; i++) s[k][i] = s[k][i] + (a0 + i == b ? diag : rd[row[i][b]]) * pb;
+                for (int i = 0; i < CG_ROWS; i++) s[k][i] = s[k][i] + lsx_cas_cg_entry(row[i], rd, diag, a0 + i, b) * pb;
             }
         for (int i = 0; i < CG_ROWS && a0 + i < n; i++) q[a0 + i] = (s[0][i] + s[1][i]) + (s[2][i] + s[3][i]);
     }

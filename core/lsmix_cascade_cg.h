@@ -20,7 +20,7 @@
  * for bit:
  *   w = 0, r = h, p = h, rr = dot(r, r), tol = rr LSX_CAS_CG_TOL;
  *   while rr > tol, at most LSX_CAS_CG_MAX_ITERS times:
- *     q = A p (lsx_cas_cg_row); pq = dot(p, q); not solvable unless pq > 0;
+ *     q = A p (lsx_cas_cg_part); pq = dot(p, q); not solvable unless pq > 0;
  *     al = rr / pq; w_a = w_a + al p_a; r_a = r_a - al q_a;
  *     rn = dot(r, r); be = rn / rr; rr = rn; p_a = r_a + be p_a;
  * dot(u, v): the products u_a v_a (0 past n) as the leaves of a pairwise
@@ -46,27 +46,25 @@ static_assert(LSX_CAS_NL_MAX <= LSX_CAS_CG_LEAVES, "a dot product's leaves hold 
 _Static_assert(LSX_CAS_NL_MAX <= LSX_CAS_CG_LEAVES, "a dot product's leaves hold every lag");
 #endif
 
-/* A's diagonal: R0 and the ridge (as the Cholesky solve added them). */
+/* A's diagonal: R0 and the ridge. */
 static inline AURP_HD double lsx_cas_cg_diag(int64_t r0) { return ((double)r0 + 1e-3 * (double)r0) + 1.0; }
 
-/* Row a of A p, an n x n system: pair = the support's offsets of row a
- * (pair[b]: the offset lag_b - lag_a, an index into rd), rd[o] = (double)
- * R[o], diag = lsx_cas_cg_diag(R[0]).  Partial sum k takes b = k, k + 4,
- * ... in increasing b; the row is (s0 + s1) + (s2 + s3). */
+/* Entry (a, b) of A, the system's row a: pair = the support's offsets of
+ * row a (pair[b]: the offset lag_b - lag_a, an index into rd), rd[o] =
+ * (double) R[o], diag = lsx_cas_cg_diag(R[0]). */
+static inline AURP_HD double lsx_cas_cg_entry(const uint16_t *pair, const double *rd, double diag, int a, int b)
+{
+    return b == a ? diag : rd[pair[b]];
+}
+
+/* Row a of A p is (s0 + s1) + (s2 + s3), s_k the partial sum over b = k,
+ * k + 4, .. < n in increasing b: s_k = s_k + A_ab p_b from 0. */
 static inline AURP_HD double lsx_cas_cg_part(const uint16_t *pair, const double *rd, double diag, int a, int n,
                                              int k, const double *p)
 {
     double s = 0.0;
-    for (int b = k; b < n; b += LSX_CAS_CG_PARTS) s = s + (b == a ? diag : rd[pair[b]]) * p[b];
+    for (int b = k; b < n; b += LSX_CAS_CG_PARTS) s = s + lsx_cas_cg_entry(pair, rd, diag, a, b) * p[b];
     return s;
-}
-
-static inline AURP_HD double lsx_cas_cg_row(const uint16_t *pair, const double *rd, double diag, int a, int n,
-                                            const double *p)
-{
-    double s[LSX_CAS_CG_PARTS];
-    for (int k = 0; k < LSX_CAS_CG_PARTS; k++) s[k] = lsx_cas_cg_part(pair, rd, diag, a, n, k, p);
-    return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 /* The weights in units of 2^-LSX_CAS_SHIFT, scaled down where needed so
