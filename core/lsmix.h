@@ -348,18 +348,16 @@ int lsx_cas_correlations(const lsx_cas_plan *pl, const int16_t *ec, uint32_t W, 
 int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_view *v);
 /* lsx_cas_choose in two steps, for an encoder that starts its trial on the
  * wide support's stage before the choice (the wide support won on every
- * frame measured): lsx_cas_solve, the wide support's stage (s->wide.cas 0
- * where its system is not solvable; v: the view the stages start from);
- * lsx_cas_decide, the narrow support's stage and the choice into v as
- * lsx_cas_choose.  (The GPU encoder fits the wide stage on the device,
- * lsmix_cascade_cg.h, and fills s->wide by lsx_cas_set_stage.)
- * lsx_cas_set_stage: v's stage from the weights w of support `wide`. */
-typedef struct {
-    lsx_view wide;
-} lsx_cas_solution;
-void lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, lsx_cas_solution *s);
-int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels,
-                   const lsx_cas_solution *s, lsx_view *v);
+ * frame measured): lsx_cas_solve, the wide support's stage into *wide (v
+ * with its stage; wide->cas 0 where the system is not solvable);
+ * lsx_cas_decide, the narrow support's stage and the choice between it and
+ * *wide into v, as lsx_cas_choose.  (The GPU encoder fits the wide stage
+ * on the device, lsmix_cascade_cg.h, and makes *wide by
+ * lsx_cas_set_stage.)  lsx_cas_set_stage: v's stage from the weights w of
+ * support `wide`. */
+void lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, lsx_view *wide);
+int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, const lsx_view *wide,
+                   lsx_view *v);
 void lsx_cas_set_stage(const int16_t *w, int wide, int32_t clip, lsx_view *v);
 int lsx_cas_fit(lsx_view *v, const int32_t *e1, int16_t *ec, int threads);
 

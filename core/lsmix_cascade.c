@@ -268,18 +268,18 @@ static double log2_basic(double r)
     return (double)k + 2.0 * s / 0.69314718055994531;
 }
 
-void lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, lsx_cas_solution *s)
+void lsx_cas_solve(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, const lsx_view *v, lsx_view *wide)
 {
     double w[LSX_CAS_NL_MAX];
-    s->wide = *v;
-    s->wide.cas = 0;
-    if (LSX_CAS_WIDE && cg_solve(pl, 1, R, w)) set_weights(w, 1, clip, &s->wide);
+    *wide = *v;
+    wide->cas = 0;
+    if (LSX_CAS_WIDE && cg_solve(pl, 1, R, w)) set_weights(w, 1, clip, wide);
 }
 
-int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels,
-                   const lsx_cas_solution *s, lsx_view *v)
+int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, const lsx_view *wide,
+                   lsx_view *v)
 {
-    const lsx_view wv = s->wide;
+    const lsx_view wv = *wide;
     lsx_view nv = *v;
     v->cas = 0;
     nv.cas = 0;
@@ -300,10 +300,10 @@ int lsx_cas_decide(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint6
 
 int lsx_cas_choose(const lsx_cas_plan *pl, const int64_t *R, int32_t clip, uint64_t pixels, lsx_view *v)
 {
-    lsx_cas_solution s;
+    lsx_view wide;
     v->cas = 0;
-    lsx_cas_solve(pl, R, clip, v, &s);
-    return lsx_cas_decide(pl, R, clip, pixels, &s, v);
+    lsx_cas_solve(pl, R, clip, v, &wide);
+    return lsx_cas_decide(pl, R, clip, pixels, &wide, v);
 }
 
 /* A row's products r[n] q[n], n < len: in 32 bits where the caller knows

@@ -419,12 +419,11 @@ static cudaError_t trial_model(lsx_gpu_state *s, const uint16_t *x, uint32_t W, 
     vc->W = W, vc->H = H;
     const int32_t clip = lsx_cas_clip_of_median(*(const uint32_t *)(s->h_cas + H_CAS_MD));
     const int64_t *R = (const int64_t *)s->h_cas;
-    lsx_cas_solution sol;
-    sol.wide = *vc;
+    lsx_view wide = *vc;
     if (*(const int *)(s->h_cas + H_CAS_DEV_OK))
-        lsx_cas_set_stage((const int16_t *)(s->h_cas + H_CAS_DEV_W), 1, clip, &sol.wide);
-    *solved = lsx_cas_decide(s->cas_plan, R, clip, (uint64_t)W * (H - 1), &sol, vc);
-    if (!*solved || (sol.wide.cas && vc->cas_wide)) return cudaSuccess;
+        lsx_cas_set_stage((const int16_t *)(s->h_cas + H_CAS_DEV_W), 1, clip, &wide);
+    *solved = lsx_cas_decide(s->cas_plan, R, clip, (uint64_t)W * (H - 1), &wide, vc);
+    if (!*solved || (wide.cas && vc->cas_wide)) return cudaSuccess;
     /* (the first trial's copies from the host's staging are done before it
      * is written again) */
     cudaError_t rc = cudaStreamSynchronize(on);

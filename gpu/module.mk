@@ -61,28 +61,23 @@ $(GPU_BENCH): $(OBJ)/tests/gpu/bench_gpu.o $(GPU_TEST_HELPERS) $(GPU_PROG_LIBS)
 
 all: $(GPU_PROBE)
 
-# The device DP against the C core's (nvcc: it calls the kernels' launcher).
+# The CUDA test programs (nvcc objects).
 GPU_DP_TEST := $(BUILD)/tests/gpu/test_gpu_dp
 GPU_ARITH_TEST := $(BUILD)/tests/gpu/test_gpu_arith
 GPU_CG_TEST := $(BUILD)/tests/gpu/test_gpu_cas_cg
 ifeq ($(GPU_HAVE_CUDA),1)
-$(OBJ)/tests/gpu/test_gpu_dp.o: tests/gpu/test_gpu_dp.cu
+$(OBJ)/tests/gpu/%.o: tests/gpu/%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
+# The device DP against the C core's (it calls the kernels' launcher).
 $(GPU_DP_TEST): $(OBJ)/tests/gpu/test_gpu_dp.o $(GPU_PROG_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_SAN) -o $@ $< $(GPU_PROG_LIBS) $(GPU_PROG_LDLIBS)
 # The device's integer arithmetic against the C core's (nvcc: its own kernel).
-$(OBJ)/tests/gpu/test_gpu_arith.o: tests/gpu/test_gpu_arith.cu
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
 $(GPU_ARITH_TEST): $(OBJ)/tests/gpu/test_gpu_arith.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_SAN) -o $@ $< $(GPU_PROG_LDLIBS)
 # The device's fit of the cascade's weights against the C core's.
-$(OBJ)/tests/gpu/test_gpu_cas_cg.o: tests/gpu/test_gpu_cas_cg.cu
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
 $(GPU_CG_TEST): $(OBJ)/tests/gpu/test_gpu_cas_cg.o $(GPU_PROG_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_SAN) -o $@ $< $(GPU_PROG_LIBS) $(GPU_PROG_LDLIBS)

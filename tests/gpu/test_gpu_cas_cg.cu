@@ -72,8 +72,8 @@ int main(void)
         lsx_view v;
         memset(&v, 0, sizeof v);
         v.W = W, v.H = H;
-        lsx_cas_solution sol;
-        lsx_cas_solve(pl, R, clip, &v, &sol);
+        lsx_view wide;
+        lsx_cas_solve(pl, R, clip, &v, &wide);
         cudaMemcpy(d_R, R, sizeof(int64_t) * pl->no, cudaMemcpyHostToDevice);
         cudaMemcpy(d_md, &md, 4, cudaMemcpyHostToDevice);
         cudaError_t rc = lsx_gpu_cas_cg(d_R, pl->no, d_md, d_pair, d_lag, nw, d_w, d_ok, 0);
@@ -82,11 +82,11 @@ int main(void)
         if (rc == cudaSuccess) rc = cudaMemcpy(w, d_w, 2 * (size_t)nw, cudaMemcpyDeviceToHost);
         if (rc == cudaSuccess) rc = cudaMemcpy(&ok, d_ok, sizeof ok, cudaMemcpyDeviceToHost);
         CHECK(rc == cudaSuccess, "system %d: the kernel ran: %s", t, cudaGetErrorString(rc));
-        CHECK(ok == sol.wide.cas, "system %d (kind %d, clip %d): device solvable %d, C %d", t, kind, clip, ok,
-              sol.wide.cas);
-        if (ok == 1 && sol.wide.cas) {
+        CHECK(ok == wide.cas, "system %d (kind %d, clip %d): device solvable %d, C %d", t, kind, clip, ok,
+              wide.cas);
+        if (ok == 1 && wide.cas) {
             int differ = 0;
-            for (int j = 0; j < nw; j++) differ += w[j] != sol.wide.cas_w[j];
+            for (int j = 0; j < nw; j++) differ += w[j] != wide.cas_w[j];
             CHECK(differ == 0, "system %d (kind %d, clip %d): %d of %d weights differ", t, kind, clip, differ, nw);
         }
         seen_ok += ok == 1, seen_not += ok == 0;

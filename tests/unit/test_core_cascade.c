@@ -267,19 +267,17 @@ Test(core_cascade, the_wide_stage_before_the_choice_is_the_chosen_one)
         chosen.W = W, chosen.H = H;
         v = chosen;
         const int ok = lsx_cas_choose(pl, R, clip, pixels, &chosen);
-        lsx_cas_solution sol;
-        lsx_cas_solve(pl, R, clip, &v, &sol);
-        const lsx_view wide = sol.wide;
-        cr_assert_eq(lsx_cas_decide(pl, R, clip, pixels, &sol, &v), ok);
+        lsx_view wide;
+        lsx_cas_solve(pl, R, clip, &v, &wide);
+        cr_assert_eq(lsx_cas_decide(pl, R, clip, pixels, &wide, &v), ok);
         cr_assert(same_stage(&v, &chosen), "trial %d: the two steps chose otherwise than one", trial);
         /* the GPU encoder's path: the wide stage from its weights alone */
-        lsx_cas_solution dev;
-        lsx_view vd;
+        lsx_view vd, dev;
         memset(&vd, 0, sizeof vd);
         vd.W = W, vd.H = H;
-        dev.wide = vd;
-        if (wide.cas) lsx_cas_set_stage(wide.cas_w, 1, clip, &dev.wide);
-        cr_assert(same_stage(&dev.wide, &wide), "trial %d: the stage from the weights differs", trial);
+        dev = vd;
+        if (wide.cas) lsx_cas_set_stage(wide.cas_w, 1, clip, &dev);
+        cr_assert(same_stage(&dev, &wide), "trial %d: the stage from the weights differs", trial);
         cr_assert_eq(lsx_cas_decide(pl, R, clip, pixels, &dev, &vd), ok);
         cr_assert(same_stage(&vd, &chosen), "trial %d: the choice from the weights differs", trial);
         if (ok && chosen.cas_wide) {
@@ -464,11 +462,11 @@ Test(core_cascade, the_conjugate_gradients_give_the_least_squares_weights)
             lsx_view v;
             memset(&v, 0, sizeof v);
             v.W = W, v.H = H;
-            lsx_cas_solution sol;
-            lsx_cas_solve(pl, R, clip, &v, &sol);
-            lsx_view got = sol.wide;
+            lsx_view solved, got;
+            lsx_cas_solve(pl, R, clip, &v, &solved);
+            got = solved;
             if (!wide) { /* the narrow stage: where chosen on few pixels */
-                cr_assert(lsx_cas_decide(pl, R, clip, 64, &sol, &got));
+                cr_assert(lsx_cas_decide(pl, R, clip, 64, &solved, &got));
                 if (got.cas_wide) continue;
             }
             cr_assert(got.cas, "trial %d: support %d not solved", trial, wide);
