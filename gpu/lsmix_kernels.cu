@@ -12,6 +12,7 @@
 #include "lsmix_arith.h"
 #include "lsmix_prior.h"
 #include "rans_entry.cuh"
+#include "rcp_in_range.cuh"
 
 static unsigned blocks_for(size_t n, unsigned threads)
 {
@@ -205,6 +206,59 @@ __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ri
     return kk;
 }
 
+/* ldl_solve<DM, true> on the default order's system (k = DM, Z a
+ * constant) with no data-dependent branch: the same operations in the
+ * same order, so that the whole solve is one basic block and the
+ * compiler overlaps the rows' chains (ldl_solve's tests of each row
+ * against kk, and the division's branch, each ended one).  Where pivot j
+ * fails, ldl_solve stops at order kk = j; here every row is factored
+ * regardless (the rows from kk on hold garbage, never read where it
+ * matters): the rows before kk and the forward substitution's first kk
+ * values are the same operations on the same values as ldl_solve's, and
+ * the back substitution stops each sum at kk by selecting, not
+ * branching.  Returns kk. */
+template <int DM, int Z>
+__device__ __forceinline__ int ldl_solve_flat(const uint64_t *g, int ridge, double *a)
+{
+    double L[DM * (DM - 1) / 2 + 1], U[DM], invD[DM], y[DM];
+    int kk = DM;
+#pragma unroll
+    for (int j = 0; j < DM; j++) {
+#pragma unroll
+        for (int i = 0; i < j; i++) {
+            double t = (double)g[lsx_tri(i, j, Z)];
+#pragma unroll
+            for (int l = 0; l < i; l++) t = t - U[l] * L[i * (i - 1) / 2 + l];
+            U[i] = t;
+            L[j * (j - 1) / 2 + i] = t * invD[i];
+        }
+        const double ajj = (double)aurp_ridged(g[lsx_tri(j, j, Z)], ridge);
+        double d = ajj;
+#pragma unroll
+        for (int l = 0; l < j; l++) d = d - U[l] * L[j * (j - 1) / 2 + l];
+        kk = kk == DM && !(d > ajj * AURP_PIVOT_REL) ? j : kk; /* the first failed pivot */
+        invD[j] = rcp_in_range(d);
+    }
+#pragma unroll
+    for (int j = 0; j < DM; j++) {
+        double t = (double)g[lsx_tri(j, DM, Z)];
+#pragma unroll
+        for (int l = 0; l < j; l++) t = t - L[j * (j - 1) / 2 + l] * y[l];
+        y[j] = t;
+    }
+#pragma unroll
+    for (int j = DM - 1; j >= 0; j--) {
+        double t = y[j] * invD[j];
+#pragma unroll
+        for (int l = j + 1; l < DM; l++) {
+            const double u = t - L[l * (l - 1) / 2 + j] * a[l];
+            t = l < kk ? u : t;
+        }
+        a[j] = t;
+    }
+    return kk;
+}
+
 /* The training of ls_kernel where the window's half width is the constant
  * RC: a thread takes one entry e of LS_CPG adjacent columns c0 .. and
  * slides the window along them (LS_CPG + 2 RC products a row, not LS_CPG
@@ -362,7 +416,10 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
             const uint64_t *g = gs + l * plane + ((size_t)ii * LS_TC + c) * NE;
             double coef[DM];
             int k;
-            k = ldl_solve<DM, UNROLLED>(a.D, Z, g, a.ridge, coef);
+            if (ZC == DM + 1 && UNROLLED)
+                k = ldl_solve_flat<DM, ZC ? ZC : DM + 1>(g, a.ridge, coef);
+            else
+                k = ldl_solve<DM, UNROLLED>(a.D, Z, g, a.ridge, coef);
             /* pixel (m, n)'s regressors: staged, but for the chunk's last row */
             const uint32_t *zp = ii + 1 < nr ? zs + ((size_t)(ii + 1) * nz + (size_t)(c + (int)R)) * Z : NULL;
             double v = 0.0;

@@ -46,7 +46,7 @@ for s in $steps; do
         grep -E "^FAIL|^trial" "$OUT/test-dp.log" | tail -8
         verdict "test-dp: $(grep passed "$OUT/test-dp.log" | tail -1) rc=$rc"
         [ $rc -ne 0 ] && status=1
-        echo "== the device's integer arithmetic against C's: $B/tests/gpu/test_gpu_arith"
+        echo "== the device's division and reciprocal against C's: $B/tests/gpu/test_gpu_arith"
         $B/tests/gpu/test_gpu_arith >"$OUT/test-arith.log" 2>&1; rc=$?
         grep -E "^FAIL" "$OUT/test-arith.log" | tail -4
         verdict "test-arith: $(grep passed "$OUT/test-arith.log" | tail -1) rc=$rc"
