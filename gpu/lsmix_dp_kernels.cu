@@ -26,6 +26,7 @@
 #include "lsmix_arith.h"
 #include "lsmix_dp.h"
 
+#define DP_RUNS_AHEAD 8 /* dp_runs_kernel's loads this many items ahead */
 #define DP_NMAX CTX_TOKENS   /* items of a step: activity bins (LSX_TQ) or intensity tokens */
 #define DP_NGMAX LSX_DP_NCTX /* groups of a step: the other dimension's classes */
 #define DP_KMAX LSX_DP_NCTX  /* runs of a cut */
@@ -206,9 +207,24 @@ __global__ void __launch_bounds__(DP_NGMAX * 32) dp_runs_kernel(dp_scratch sc, i
         const uint64_t learn = (uint64_t)LSX_DP_LEARN_BITS << 20;
         uint32_t acc0 = 0, acc1 = 0;
         uint64_t accx0 = 0, accx1 = 0, sum = 0, cnt = 0, used = 0;
-        for (int b = a + 1; b <= s.n; b++) {
+        /* item b - 1's counts DP_RUNS_AHEAD steps ahead (a ring of
+         * registers): the loads do not depend on the walk, which otherwise
+         * waited for each one (0.02-0.07 ms a launch) */
+        uint32_t r0[DP_RUNS_AHEAD], r1[DP_RUNS_AHEAD];
+        auto load = [&](int b, int q) {
             const uint32_t *it = items + (size_t)(b - 1) * w;
-            const uint32_t c0 = lane < T ? it[lane] : 0, c1 = lane + 32 < T ? it[lane + 32] : 0;
+            r0[q] = b <= s.n && lane < T ? it[lane] : 0;
+            r1[q] = b <= s.n && lane + 32 < T ? it[lane + 32] : 0;
+        };
+#pragma unroll
+        for (int q = 0; q < DP_RUNS_AHEAD; q++) load(a + 1 + q, q);
+        for (int b0 = a + 1; b0 <= s.n; b0 += DP_RUNS_AHEAD)
+#pragma unroll
+        for (int q = 0; q < DP_RUNS_AHEAD; q++) {
+            const int b = b0 + q;
+            if (b > s.n) break;
+            const uint32_t c0 = r0[q], c1 = r1[q];
+            load(b + DP_RUNS_AHEAD, q);
             uint64_t ds = 0, du = 0;
             if (c0) {
                 const uint64_t x = lsx_dp_xlogx((uint64_t)acc0 + c0);
