@@ -154,103 +154,60 @@ __device__ __forceinline__ uint32_t regressor(const ls_args &a, int K, uint32_t 
 }
 
 /* aurp_solve_ldl (core/predict.c) on the ridge system of one column's
- * training sums g (k <= DM regressors): the same operations in the same
- * order (L: its strict lower triangle row by row).  One body, two
- * placements of the arrays.  REG (small DM): the outer loops run to the
- * compile-time bound DM with the runtime bounds as guards and are unrolled,
- * and with them the inner loops, whose bounds then are constants, so that
- * the arrays live in registers.  Else every loop runs to its runtime bound
- * and the arrays live in local memory.  Only the outer loops carry the
- * pragma: on an innermost loop with a runtime bound it would forbid the
- * partial unrolling the compiler does there by itself. */
+ * training sums g (k <= DM regressors, Z entries a row of the triangle):
+ * the same operations in the same order on the rows that matter (L: its
+ * strict lower triangle row by row), with no branch that depends on the
+ * data, so that the whole solve is one basic block and the compiler
+ * overlaps the rows' chains.  (ncu on the echelle frame's LS kernel, with
+ * the solve of the eighteenth session: tests of each row against kk, the
+ * pivot's test and the branch of nvcc's IEEE `1.0 / d` each ended a basic
+ * block, and ptxas schedules within one; docs/GPU.md, nineteenth
+ * session.)  Where pivot j fails, aurp_solve_ldl stops at order kk = j;
+ * here every row is factored regardless: the rows from kk on hold garbage
+ * that nothing reads, the rows before kk and the forward substitution's
+ * first kk values are the same operations on the same values, and the
+ * back substitution stops each sum at kk by selecting, not branching.
+ * The divisions are rcp_in_range, which is exact for every pivot that
+ * passes (d > A_jj 2^-30 with A_jj an integer >= 1, and d <= A_jj < 2^64).
+ * One body, two placements of the arrays.  REG (small DM): the loops run
+ * to the compile-time bound DM and unroll, so that the arrays live in
+ * registers; the rows from k on read zeros (k and Z are constants where
+ * the caller's are, and these selects then vanish).  Else the loops run
+ * to k and the arrays live in local memory.  Only the outer loops carry
+ * the pragma: the inner ones' bounds are constants once those unroll, and
+ * on an inner loop with a runtime bound it would forbid the partial
+ * unrolling the compiler does there by itself.  Returns kk. */
 template <int DM, bool REG>
 __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ridge, double *a)
 {
     double L[DM * (DM - 1) / 2 + 1], U[DM], invD[DM], y[DM];
+    const int n = REG ? DM : k; /* rows factored */
     int kk = k;
 #pragma unroll
-    for (int j = 0; j < (REG ? DM : k); j++) {
-        if (REG && !(j < kk)) continue;
+    for (int j = 0; j < n; j++) {
+        const bool row = j < k; /* a row of the system (REG: the rows past k are padding) */
         for (int i = 0; i < j; i++) {
-            double t = (double)g[lsx_tri(i, j, Z)];
+            double t = row ? (double)g[lsx_tri(i, j, Z)] : 0.0;
             for (int l = 0; l < i; l++) t = t - U[l] * L[i * (i - 1) / 2 + l];
             U[i] = t;
             L[j * (j - 1) / 2 + i] = t * invD[i];
         }
-        const uint64_t gjj = g[lsx_tri(j, j, Z)];
-        const double ajj = (double)aurp_ridged(gjj, ridge);
+        const double ajj = row ? (double)aurp_ridged(g[lsx_tri(j, j, Z)], ridge) : 1.0;
         double d = ajj;
         for (int l = 0; l < j; l++) d = d - U[l] * L[j * (j - 1) / 2 + l];
-        if (!(d > ajj * AURP_PIVOT_REL)) { /* dependent column: stop at order j */
-            kk = j;
-            if (!REG) break;
-        } else {
-            invD[j] = 1.0 / d;
-        }
-    }
-#pragma unroll
-    for (int j = 0; j < (REG ? DM : kk); j++) {
-        if (REG && !(j < kk)) continue;
-        double t = (double)g[lsx_tri(j, k, Z)];
-        for (int l = 0; l < j; l++) t = t - L[j * (j - 1) / 2 + l] * y[l];
-        y[j] = t;
-    }
-#pragma unroll
-    for (int j = (REG ? DM : kk) - 1; j >= 0; j--) {
-        if (REG && !(j < kk)) continue;
-        double t = y[j] * invD[j];
-        for (int l = j + 1; l < (REG ? DM : kk); l++)
-            if (!REG || l < kk) t = t - L[l * (l - 1) / 2 + j] * a[l];
-        a[j] = t;
-    }
-    return kk;
-}
-
-/* ldl_solve<DM, true> on the default order's system (k = DM, Z a
- * constant) with no data-dependent branch: the same operations in the
- * same order, so that the whole solve is one basic block and the
- * compiler overlaps the rows' chains (ldl_solve's tests of each row
- * against kk, and the division's branch, each ended one).  Where pivot j
- * fails, ldl_solve stops at order kk = j; here every row is factored
- * regardless (the rows from kk on hold garbage, never read where it
- * matters): the rows before kk and the forward substitution's first kk
- * values are the same operations on the same values as ldl_solve's, and
- * the back substitution stops each sum at kk by selecting, not
- * branching.  Returns kk. */
-template <int DM, int Z>
-__device__ __forceinline__ int ldl_solve_flat(const uint64_t *g, int ridge, double *a)
-{
-    double L[DM * (DM - 1) / 2 + 1], U[DM], invD[DM], y[DM];
-    int kk = DM;
-#pragma unroll
-    for (int j = 0; j < DM; j++) {
-#pragma unroll
-        for (int i = 0; i < j; i++) {
-            double t = (double)g[lsx_tri(i, j, Z)];
-#pragma unroll
-            for (int l = 0; l < i; l++) t = t - U[l] * L[i * (i - 1) / 2 + l];
-            U[i] = t;
-            L[j * (j - 1) / 2 + i] = t * invD[i];
-        }
-        const double ajj = (double)aurp_ridged(g[lsx_tri(j, j, Z)], ridge);
-        double d = ajj;
-#pragma unroll
-        for (int l = 0; l < j; l++) d = d - U[l] * L[j * (j - 1) / 2 + l];
-        kk = kk == DM && !(d > ajj * AURP_PIVOT_REL) ? j : kk; /* the first failed pivot */
+        kk = kk == k && row && !(d > ajj * AURP_PIVOT_REL) ? j : kk; /* the first failed pivot */
         invD[j] = rcp_in_range(d);
     }
 #pragma unroll
-    for (int j = 0; j < DM; j++) {
-        double t = (double)g[lsx_tri(j, DM, Z)];
-#pragma unroll
+    for (int j = 0; j < n; j++) {
+        double t = j < k ? (double)g[lsx_tri(j, k, Z)] : 0.0;
         for (int l = 0; l < j; l++) t = t - L[j * (j - 1) / 2 + l] * y[l];
         y[j] = t;
     }
 #pragma unroll
-    for (int j = DM - 1; j >= 0; j--) {
+    for (int j = n - 1; j >= 0; j--) {
         double t = y[j] * invD[j];
-#pragma unroll
-        for (int l = j + 1; l < DM; l++) {
+        for (int l = j + 1; l < n; l++) {
             const double u = t - L[l * (l - 1) / 2 + j] * a[l];
             t = l < kk ? u : t;
         }
@@ -415,11 +372,7 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
             const uint32_t m = i0 + (uint32_t)ii + 1, n = cb0 + (uint32_t)c;
             const uint64_t *g = gs + l * plane + ((size_t)ii * LS_TC + c) * NE;
             double coef[DM];
-            int k;
-            if (ZC == DM + 1 && UNROLLED)
-                k = ldl_solve_flat<DM, ZC ? ZC : DM + 1>(g, a.ridge, coef);
-            else
-                k = ldl_solve<DM, UNROLLED>(a.D, Z, g, a.ridge, coef);
+            const int k = ldl_solve<DM, UNROLLED>(ZC ? ZC - 1 : a.D, Z, g, a.ridge, coef);
             /* pixel (m, n)'s regressors: staged, but for the chunk's last row */
             const uint32_t *zp = ii + 1 < nr ? zs + ((size_t)(ii + 1) * nz + (size_t)(c + (int)R)) * Z : NULL;
             double v = 0.0;

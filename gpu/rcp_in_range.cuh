@@ -9,7 +9,7 @@
  * infinities, the range's ends) that nvcc places after it: in the LS
  * solve that branch ended a basic block at each of the twelve pivots, so
  * the compiler could not overlap one row's work with the division before
- * it.  tests/gpu/test_gpu_rcp.cu compares it with the division bit for
+ * it.  tests/gpu/test_gpu_arith.cu compares it with the division bit for
  * bit, on the device and against the host's. */
 #ifndef AURP_RCP_IN_RANGE_CUH
 #define AURP_RCP_IN_RANGE_CUH
