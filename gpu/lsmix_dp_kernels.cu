@@ -32,9 +32,11 @@
 #define DP_KMAX LSX_DP_NCTX  /* runs of a cut */
 #define DP_PACK_THREADS 256
 #define DP_CUT_THREADS 1024
+#define DP_CUT_CELLS ((DP_NMAX + DP_CUT_THREADS / 32) / (DP_CUT_THREADS / 32)) /* cells b <= DP_NMAX a warp */
 static_assert(LSX_TQ <= DP_NMAX, "activity bins are items of a cut");
 static_assert(LSX_NIB <= DP_KMAX && CTX_MAX_IB <= DP_NGMAX, "intensity classes are runs and groups");
 static_assert(CTX_TOKENS == 64, "a warp holds a group's tokens two a lane");
+static_assert(DP_NMAX % 32 == 0, "a lane takes every 32nd start of a run");
 
 /* One pipeline's DP between the kernels (the C function's locals). */
 struct dp_state {
@@ -106,6 +108,12 @@ __device__ __forceinline__ uint64_t warp_sum64(uint64_t v)
     return v;
 }
 
+__device__ __forceinline__ uint32_t warp_sum32(uint32_t v)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
 /* Bin q's counts by intensity token and by residual token (the C code's
  * sq, si, st are their sums over the bins). */
 __global__ void __launch_bounds__(DP_PACK_THREADS) dp_sums_kernel(const uint32_t *__restrict__ hist, dp_scratch sc)
@@ -137,6 +145,7 @@ __global__ void __launch_bounds__(DP_PACK_THREADS) dp_pack_kernel(const uint8_t 
     dp_state &d = sc.st[p];
     if (threadIdx.x < CTX_TOKENS) {
         unsigned long long a = 0, b = 0;
+#pragma unroll 16
         for (int q = 0; q < LSX_TQ; q++) {
             a += sums[q * 2 * CTX_TOKENS + threadIdx.x];
             b += sums[q * 2 * CTX_TOKENS + CTX_TOKENS + threadIdx.x];
@@ -145,25 +154,48 @@ __global__ void __launch_bounds__(DP_PACK_THREADS) dp_pack_kernel(const uint8_t 
     } else if (threadIdx.x < CTX_TOKENS + LSX_TQ) {
         const int q = threadIdx.x - CTX_TOKENS;
         unsigned long long a = 0;
+#pragma unroll 16
         for (int i = 0; i < CTX_TOKENS; i++) a += sums[q * 2 * CTX_TOKENS + i];
         sq[q] = a;
     }
     __syncthreads();
-    if (threadIdx.x != 0) return;
-    d.B = d.NI = d.T = 0;
-    for (int q = 0; q < LSX_TQ; q++)
-        if (sq[q]) d.qb[d.B++] = q;
-    for (int i = 0; i < CTX_TOKENS; i++)
-        if (si[i]) d.ib[d.NI++] = i;
-    for (int t = 0; t < CTX_TOKENS; t++)
-        if (stk[t]) d.tb[d.T++] = t;
-    d.ok = d.B > 0;
-    d.nctx = LSX_DP_NCTX < d.B ? LSX_DP_NCTX : d.B;
-    d.nib = LSX_NIB < d.NI ? LSX_NIB : d.NI;
+    if (threadIdx.x >= 32) return;
+    /* one warp lists the non-empty entries in order, 32 at a time by a
+     * ballot (one thread's loops over the lists, with the state in global
+     * memory, took 0.02 ms a launch) */
+    const int lane = threadIdx.x;
+    const unsigned below = (1u << lane) - 1;
     const uint8_t *cls = info + 8 * p;
-    d.ni = cls[0];
-    for (int c = 0; c < CTX_MAX_IB; c++) d.ibnd[c] = c < d.ni - 1 ? cls[1 + c] : 0;
-    for (int i = 0; i < d.NI; i++) d.icls[i] = lsx_intensity_class(d.ib[i], d.ibnd, d.ni);
+    const int ni = cls[0];
+    uint8_t ibnd[CTX_MAX_IB];
+    for (int c = 0; c < CTX_MAX_IB; c++) ibnd[c] = c < ni - 1 ? cls[1 + c] : 0;
+    int B = 0, NI = 0, T = 0;
+    for (int q0 = 0; q0 < LSX_TQ; q0 += 32) {
+        const int q = q0 + lane;
+        const bool used = q < LSX_TQ && sq[q] != 0;
+        const unsigned m = __ballot_sync(0xffffffffu, used);
+        if (used) d.qb[B + __popc(m & below)] = q;
+        B += __popc(m);
+    }
+    for (int i0 = 0; i0 < CTX_TOKENS; i0 += 32) {
+        const int i = i0 + lane;
+        const bool used = si[i] != 0, usedt = stk[i] != 0;
+        const unsigned m = __ballot_sync(0xffffffffu, used), mt = __ballot_sync(0xffffffffu, usedt);
+        if (used) {
+            const int at = NI + __popc(m & below);
+            d.ib[at] = i;
+            d.icls[at] = lsx_intensity_class(i, ibnd, ni);
+        }
+        if (usedt) d.tb[T + __popc(mt & below)] = i;
+        NI += __popc(m), T += __popc(mt);
+    }
+    if (lane != 0) return;
+    d.B = B, d.NI = NI, d.T = T;
+    d.ok = B > 0;
+    d.nctx = LSX_DP_NCTX < B ? LSX_DP_NCTX : B;
+    d.nib = LSX_NIB < NI ? LSX_NIB : NI;
+    d.ni = ni;
+    for (int c = 0; c < CTX_MAX_IB; c++) d.ibnd[c] = ibnd[c];
 }
 
 /* Each item's counts in the other dimension's classes, items[x][g][t]:
@@ -225,26 +257,37 @@ __global__ void __launch_bounds__(DP_NGMAX * 32) dp_runs_kernel(dp_scratch sc, i
         };
 #pragma unroll
         for (int q = 0; q < DP_RUNS_AHEAD; q++) load(a + 1 + q, q);
-        for (int b0 = a + 1; b0 <= s.n; b0 += DP_RUNS_AHEAD)
+        for (int b0 = a + 1; b0 <= s.n; b0 += DP_RUNS_AHEAD) {
+            /* DP_RUNS_AHEAD ends at once, with no branch: the lane's terms
+             * first (an empty token adds nothing: x = accx, as accx is
+             * xlogx(acc) throughout; items past n read as empty), then the
+             * warp sums of all of them, whose shuffles then overlap (one
+             * end at a time, each sum waited on the one before: 0.04 ms a
+             * launch), then the runs' costs in order */
+            uint64_t ds[DP_RUNS_AHEAD], dc[DP_RUNS_AHEAD];
+            uint32_t du[DP_RUNS_AHEAD];
 #pragma unroll
-        for (int q = 0; q < DP_RUNS_AHEAD; q++) {
-            const int b = b0 + q;
-            if (b > s.n) break;
-            const uint32_t c0 = r0[q], c1 = r1[q];
-            load(b + DP_RUNS_AHEAD, q);
-            uint64_t ds = 0, du = 0;
-            if (c0) {
-                const uint64_t x = lsx_dp_xlogx((uint64_t)acc0 + c0);
-                du += acc0 == 0, ds += x - accx0, acc0 += c0, accx0 = x;
+            for (int q = 0; q < DP_RUNS_AHEAD; q++) {
+                const uint32_t c0 = r0[q], c1 = r1[q];
+                load(b0 + q + DP_RUNS_AHEAD, q);
+                const uint64_t x0 = lsx_dp_xlogx((uint64_t)acc0 + c0), x1 = lsx_dp_xlogx((uint64_t)acc1 + c1);
+                ds[q] = (x0 - accx0) + (x1 - accx1);
+                du[q] = (uint32_t)(acc0 == 0 && c0) + (uint32_t)(acc1 == 0 && c1);
+                dc[q] = (uint64_t)c0 + c1;
+                acc0 += c0, accx0 = x0, acc1 += c1, accx1 = x1;
             }
-            if (c1) {
-                const uint64_t x = lsx_dp_xlogx((uint64_t)acc1 + c1);
-                du += acc1 == 0, ds += x - accx1, acc1 += c1, accx1 = x;
+#pragma unroll
+            for (int q = 0; q < DP_RUNS_AHEAD; q++) {
+                ds[q] = warp_sum64(ds[q]);
+                dc[q] = warp_sum64(dc[q]);
+                du[q] = warp_sum32(du[q]);
             }
-            sum += warp_sum64(ds);
-            used += warp_sum64(du);
-            cnt += warp_sum64((uint64_t)c0 + c1);
-            if (lane == 0) gcost[b - 1][g] = lsx_dp_group_cost(cnt, sum, used, learn);
+#pragma unroll
+            for (int q = 0; q < DP_RUNS_AHEAD; q++) {
+                sum += ds[q], used += du[q], cnt += dc[q];
+                const int b = b0 + q;
+                if (lane == 0 && b <= s.n) gcost[b - 1][g] = lsx_dp_group_cost(cnt, sum, used, learn);
+            }
         }
     }
     __syncthreads();
@@ -279,22 +322,38 @@ __global__ void __launch_bounds__(DP_CUT_THREADS) dp_cut_kernel(dp_scratch sc, i
         __syncthreads();
         for (int j = 1; j <= k; j++) {
             const unsigned long long *prev = D + (j - 1) * (n + 1);
-            for (int b = warp; b <= n; b += DP_CUT_THREADS / 32) {
-                uint64_t best = UINT64_MAX;
-                int ba = 0x7fffffff;
-                for (int a = j - 1 + lane; a < b; a += 32) {
-                    if (prev[a] == UINT64_MAX) continue;
-                    const uint64_t v = prev[a] + cost[a * (n + 1) + b];
-                    if (v < best) best = v, ba = a;
+            /* the warp's cells b = warp + 32 t at once, with no branch, so
+             * that their shuffles overlap (a cell at a time, each
+             * minimum's five shuffle steps waited on each other) */
+            uint64_t best[DP_CUT_CELLS];
+            int ba[DP_CUT_CELLS];
+#pragma unroll
+            for (int t = 0; t < DP_CUT_CELLS; t++) {
+                const int b = warp + t * (DP_CUT_THREADS / 32), end = b <= n ? b : 0;
+                best[t] = UINT64_MAX, ba[t] = 0x7fffffff;
+#pragma unroll
+                for (int u = 0; u < DP_NMAX / 32; u++) {
+                    const int a = j - 1 + lane + 32 * u;
+                    if (a < end) {
+                        const uint64_t pa = prev[a];
+                        const uint64_t v = pa == UINT64_MAX ? UINT64_MAX : pa + cost[a * (n + 1) + b];
+                        if (v < best[t]) best[t] = v, ba[t] = a;
+                    }
                 }
-                for (int o = 16; o > 0; o >>= 1) {
-                    const uint64_t ob = __shfl_xor_sync(0xffffffffu, best, o);
-                    const int oa = __shfl_xor_sync(0xffffffffu, ba, o);
-                    if (ob < best || (ob == best && oa < ba)) best = ob, ba = oa;
+            }
+            for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+                for (int t = 0; t < DP_CUT_CELLS; t++) {
+                    const uint64_t ob = __shfl_xor_sync(0xffffffffu, best[t], o);
+                    const int oa = __shfl_xor_sync(0xffffffffu, ba[t], o);
+                    if (ob < best[t] || (ob == best[t] && oa < ba[t])) best[t] = ob, ba[t] = oa;
                 }
-                if (lane == 0) {
-                    D[j * (n + 1) + b] = best;
-                    arg[j * (n + 1) + b] = best == UINT64_MAX ? 0 : ba; /* lsx_dp_cut_cell's 0 where none */
+#pragma unroll
+            for (int t = 0; t < DP_CUT_CELLS; t++) {
+                const int b = warp + t * (DP_CUT_THREADS / 32);
+                if (lane == 0 && b <= n) {
+                    D[j * (n + 1) + b] = best[t];
+                    arg[j * (n + 1) + b] = best[t] == UINT64_MAX ? 0 : ba[t]; /* lsx_dp_cut_cell's 0 where none */
                 }
             }
             __syncthreads();
