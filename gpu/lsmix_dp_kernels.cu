@@ -11,14 +11,15 @@
  *   cut       the optimal cut into runs (lsx_dp_cut_cell), its classes.
  * Here each of these is a kernel over all pipelines at once:
  *   sums      a block per activity bin: the bin's, its tokens' counts;
- *   pack      a block per pipeline: the non-empty lists, the start;
+ *   pack      a block per pipeline: the non-empty lists (by a warp's
+ *             ballots), the start;
  *   items     a block per (item, pipeline), a thread per (group, token),
  *             read through the lists from the histogram itself;
  *   run costs a block per (start, pipeline), a warp per group: each warp
- *             grows the run along the items on its own, and the groups'
- *             costs are added once at the end;
- *   cut       a block per pipeline, a warp per cell of a row of the
- *             recurrence, its lanes over the run starts.
+ *             grows the run along the items on its own, 8 ends at a
+ *             time, and the groups' costs are added once at the end;
+ *   cut       a block per pipeline, a warp per two or three cells of a
+ *             row of the recurrence, its lanes over the run starts.
  * Every sum is of integers and every minimum keeps the smallest start
  * among equals, so the results are the C code's. */
 #include "lsmix_kernels.h"
