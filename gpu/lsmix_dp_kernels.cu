@@ -103,13 +103,9 @@ __device__ dp_step step_of(const dp_state &d, int step)
     return s;
 }
 
-__device__ __forceinline__ uint64_t warp_sum64(uint64_t v)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-__device__ __forceinline__ uint32_t warp_sum32(uint32_t v)
+/* v summed over the warp (uint32_t or uint64_t), in every lane. */
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v)
 {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
@@ -125,7 +121,7 @@ __global__ void __launch_bounds__(DP_PACK_THREADS) dp_sums_kernel(const uint32_t
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     /* by intensity token: a warp per token, lanes over the residual tokens */
     for (int i = warp; i < CTX_TOKENS; i += DP_PACK_THREADS / 32) {
-        const uint64_t v = warp_sum64((uint64_t)h[i * CTX_TOKENS + lane] + h[i * CTX_TOKENS + lane + 32]);
+        const uint64_t v = warp_sum((uint64_t)h[i * CTX_TOKENS + lane] + h[i * CTX_TOKENS + lane + 32]);
         if (lane == 0) out[i] = (uint32_t)v;
     }
     /* by residual token: a thread per token, down the intensity tokens */
@@ -279,9 +275,9 @@ __global__ void __launch_bounds__(DP_NGMAX * 32) dp_runs_kernel(dp_scratch sc, i
             }
 #pragma unroll
             for (int q = 0; q < DP_RUNS_AHEAD; q++) {
-                ds[q] = warp_sum64(ds[q]);
-                dc[q] = warp_sum64(dc[q]);
-                du[q] = warp_sum32(du[q]);
+                ds[q] = warp_sum(ds[q]);
+                dc[q] = warp_sum(dc[q]);
+                du[q] = warp_sum(du[q]);
             }
 #pragma unroll
             for (int q = 0; q < DP_RUNS_AHEAD; q++) {
