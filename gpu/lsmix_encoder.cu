@@ -42,7 +42,7 @@ struct lsx_gpu_state {
     /* planes */
     int32_t *cma, *cmb;
     double *ls[2], *af, *rv, *al[2]; /* [0]: forgetting LSX_FORGET, [1]: LSX_ROW_FORGET */
-    int32_t *err[NPIPE], *emin[NPIPE], *colerr; /* colerr: pipeline 0's (set 0) */
+    int32_t *err, *colerr, *emin[NPIPE]; /* err, colerr: pipeline 0's column error levels' inputs and levels */
     int32_t *bg_c, *bg_s; /* BG column levels and scales before each row */
     int64_t *bg_w;
     double *bg;
@@ -107,7 +107,7 @@ struct lsx_gpu_state {
 static void free_buffers(lsx_gpu_state *s)
 {
     void *dev[] = {s->cma,    s->cmb,    s->ls[0],  s->ls[1],   s->af,   s->rv,        s->al[0],
-                   s->al[1],  s->err[0], s->err[1], s->err[2],  s->emin[0], s->emin[1], s->emin[2], s->colerr,
+                   s->al[1],  s->err,     s->emin[0], s->emin[1], s->emin[2], s->colerr,
                    s->res[0], s->res[1],  s->res[2],
                    s->act[0], s->act[1], s->act[2], s->itok[0], s->itok[1], s->itok[2], s->itok_hist,
                    s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
@@ -177,10 +177,8 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     }
     ALLOC(s->af, 8 * px);
     ALLOC(s->rv, 8 * px);
-    for (int i = 0; i < NPIPE; i++) {
-        ALLOC(s->err[i], 4 * LSX_NPRED * px);
-        ALLOC(s->emin[i], 4 * px);
-    }
+    for (int i = 0; i < NPIPE; i++) ALLOC(s->emin[i], 4 * px);
+    ALLOC(s->err, 4 * LSX_NPRED * px);
     ALLOC(s->colerr, 4 * LSX_NPRED * px);
     ALLOC(s->bg_c, 4 * px);
     ALLOC(s->bg_s, 4 * px);
@@ -543,7 +541,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     MARK(1);
     if (s->staged_nk != nk) {
         for (int i = 0; i < NPIPE; i++) {
-            hp[i] = (lsx_gpu_pipe){i > 0 ? 2 : 0, s->err[i], s->colerr, s->res[i], s->emin[i], s->act[i], s->itok[i],
+            hp[i] = (lsx_gpu_pipe){i > 0 ? 2 : 0, i > 0 ? NULL : s->err, s->colerr, s->res[i], s->emin[i], s->act[i], s->itok[i],
                                    s->itok_hist + (size_t)i * CTX_TOKENS, s->info + 8 * i};
             for (int p = 0; p < nkc; p++) { /* the DP candidate's contexts come per frame */
                 const int k = kind_at(nk, p);

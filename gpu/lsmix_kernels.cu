@@ -909,63 +909,66 @@ __device__ __forceinline__ void predictions(const lsx_gpu_planes &pl, int set, i
     if (pl.p_bg) p[np - 1] = pl.p_bg[i];
 }
 
-__global__ void errors_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp)
+#define CI_COLS 128 /* columns a block of colerr_inputs_kernel */
+
+/* Set 0: the input of every member's column error level at every pixel
+ * (lsx_colerr_input, the median of the errors |16x - q16(P_k)| at n - 1,
+ * n, n + 1 in BG streams), made apart from the levels' serial pass, which
+ * then loads one word a row.  A block takes CI_COLS columns of one row;
+ * thread t makes the errors of column n0 - 1 + t, clamped into the row, so
+ * that a neighbour outside the row is the pixel's own error, as
+ * lsx_colerr_input takes it. */
+template <int BG>
+__global__ void __launch_bounds__(CI_COLS + 32) colerr_inputs_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp)
 {
-    const size_t px = (size_t)pl.W * pl.H;
-    const int np = npred(pl, pp);
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x) {
-        double p[LSX_NPRED];
-        uint32_t m, n;
-        pixel_at(i, pl.W, &m, &n);
-        predictions(pl, pp.set, np, m, n, p);
-        const int32_t x16 = 16 * (int32_t)pl.x[i];
+    constexpr int np = 3 + BG; /* lsx_npred(0, BG) */
+    __shared__ int32_t errs[np][CI_COLS + 2];
+    const uint32_t W = pl.W, m = blockIdx.y, t = threadIdx.x;
+    const int64_t c = (int64_t)blockIdx.x * CI_COLS - 1 + t;
+    const uint32_t n = c < 0 ? 0 : c >= (int64_t)W ? W - 1 : (uint32_t)c;
+    if (t < CI_COLS + 2) {
+        double p[np];
+        predictions(pl, 0, np, m, n, p);
+        const int32_t x16 = 16 * (int32_t)pl.x[(size_t)m * W + n];
         for (int k = 0; k < np; k++) {
-            int32_t d = x16 - lsx_q16(p[k]);
-            pp.err[(size_t)k * px + i] = d < 0 ? -d : d;
+            const int32_t d = x16 - lsx_q16(p[k]);
+            errs[k][t] = d < 0 ? -d : d;
         }
     }
+    __syncthreads();
+    if (t < 1 || t > CI_COLS || c >= (int64_t)W) return;
+    const size_t px = (size_t)W * pl.H, i = (size_t)m * W + n;
+    for (int k = 0; k < np; k++) pp.err[k * px + i] = lsx_colerr_input(errs[k], t, CI_COLS + 2, BG);
 }
 
-#define CE_ROWS 32 /* rows a batch of column_errors_kernel */
+#define CE_ROWS 64 /* rows a batch of column_errors_kernel */
 
-/* Set 0: the column error level of each predictor before each row (bg:
- * the stream has the BG member, and with it the median input and rate of
- * lsx_colerr_input / LSX_COLERR_SHIFT_BG). */
+/* Set 0: the column error level of each predictor before each row, from
+ * the inputs of colerr_inputs_kernel (bg: the stream has the BG member,
+ * and with it the rate LSX_COLERR_SHIFT_BG). */
 __global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, int bg)
 {
     const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
     if (n >= W) return;
     const size_t px = (size_t)W * H;
-    const int32_t *__restrict__ err = pp.err + k * px;
+    const int32_t *__restrict__ in = pp.err + k * px + n;
     int32_t *__restrict__ col = pp.colerr + k * px + n;
     const int shift = lsx_colerr_shift(bg);
     int32_t c = 0;
     /* The recurrence is a few operations a row; what it waits on is the
-     * loads (one thread a column: 32 blocks).  The next CE_ROWS rows'
-     * errors (with BG, each one's left and right neighbours too) are
-     * loaded before the recurrence runs over these rows, and their inputs
-     * (lsx_colerr_input: with BG the median of the three) are made after
-     * it, so that a batch waits for memory once and under the recurrence.
-     * (Made at load time, the medians waited on each row's loads: 0.47 ms
-     * a launch.) */
-    int32_t e[CE_ROWS], nb[CE_ROWS][3];
+     * loads (one thread a column).  The next CE_ROWS rows' inputs are
+     * loaded before the recurrence runs over these rows, so that a batch
+     * waits for memory once and under the recurrence. */
+    int32_t e[CE_ROWS], next[CE_ROWS];
     auto load = [&](uint32_t m0) {
 #pragma unroll
-        for (int j = 0; j < CE_ROWS; j++) {
-            const int32_t *row = err + (size_t)(m0 + j < H ? m0 + j : m0) * W;
-            nb[j][1] = row[n];
-            if (bg) nb[j][0] = row[n > 0 ? n - 1 : n], nb[j][2] = row[n + 1 < W ? n + 1 : n];
-        }
-    };
-    auto inputs = [&]() {
-#pragma unroll
-        for (int j = 0; j < CE_ROWS; j++) e[j] = lsx_colerr_input(nb[j], 1, 3, bg);
+        for (int j = 0; j < CE_ROWS; j++) next[j] = in[(size_t)(m0 + j < H ? m0 + j : m0) * W];
     };
     load(0);
-    inputs();
     for (uint32_t m0 = 0; m0 < H; m0 += CE_ROWS) {
-        const bool more = m0 + CE_ROWS < H;
-        if (more) load(m0 + CE_ROWS);
+#pragma unroll
+        for (int j = 0; j < CE_ROWS; j++) e[j] = next[j];
+        if (m0 + CE_ROWS < H) load(m0 + CE_ROWS);
 #pragma unroll
         for (int j = 0; j < CE_ROWS; j++) {
             const uint32_t m = m0 + (uint32_t)j;
@@ -974,37 +977,78 @@ __global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, in
                 c = m == 0 ? e[j] : lsx_mean_step(c, e[j], shift);
             }
         }
-        if (more) inputs();
     }
 }
 
-__global__ void blend_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp, const uint16_t *__restrict__ ioff)
+/* The blend of every pixel (lsx_blend_at).  Each error |16x - q16(P_k)|
+ * is read only by the error levels of its row and of the row below, so a
+ * block takes a strip of SB_COLS columns down SB_ROWS rows and makes the
+ * errors of its rows itself, keeping the last three rows' in shared
+ * memory.  (A kernel that wrote every error plane and one that read them
+ * back with the predictions moved 300 MB a set-2 pipeline of the echelle
+ * frame; set 0 still has errors_kernel write them, for its column error
+ * levels, but reads its neighbours here too.)  Thread t makes the errors
+ * of column n0 - 2 + t: the strip, the two columns left and the one right
+ * that its error levels read.  An error outside the frame is 0, so
+ * lsx_error_level, given the strip's local index (always > 1 and one less
+ * than the row's end), sums exactly the neighbours it would take at n.
+ * The block first makes the errors of the row above its first. */
+#define SB_COLS 128
+#define SB_ROWS 16
+#define SB_WIDTH (SB_COLS + 3)
+#define SB_THREADS (SB_COLS + 32) /* the last warp makes the errors of three columns */
+
+/* SET and BG (pp.set, pl.p_bg != NULL) constants, so that the members'
+ * loops unroll and their arrays stay in registers */
+template <int SET, int BG>
+__global__ void __launch_bounds__(SB_THREADS) strip_blend_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp,
+                                                                 const uint16_t *__restrict__ ioff)
 {
-    const uint32_t W = pl.W;
-    const size_t px = (size_t)W * pl.H;
-    const int np = npred(pl, pp), bg = pl.p_bg != NULL;
-    const int colerr_w = lsx_colerr_weight(pp.set, bg), colerr_ctx_w = lsx_colerr_ctx_weight(pp.set);
-    const int kind = lsx_blend_kind(pp.set, bg);
+    __shared__ int32_t errs[3][LSX_NPRED][SB_WIDTH];
+    const uint32_t W = pl.W, H = pl.H, t = threadIdx.x;
+    const int64_t c = (int64_t)blockIdx.x * SB_COLS - 2 + t; /* this thread's column */
+    const bool makes = t < SB_WIDTH && c >= 0 && c < (int64_t)W;
+    const bool blends = makes && t >= 2 && t < SB_COLS + 2;
+    const uint32_t n = makes ? (uint32_t)c : 0;
+    const uint32_t m0 = blockIdx.y * SB_ROWS, m1 = m0 + SB_ROWS < H ? m0 + SB_ROWS : H;
+    constexpr int np = (SET == 2 ? 6 : SET ? 5 : 3) + BG; /* lsx_npred */
+    const int colerr_w = lsx_colerr_weight(SET, BG), colerr_ctx_w = lsx_colerr_ctx_weight(SET);
+    const int kind = lsx_blend_kind(SET, BG);
     const uint16_t off = *ioff;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < px; i += (size_t)gridDim.x * blockDim.x) {
-        uint32_t m, n;
-        pixel_at(i, W, &m, &n);
+    uint32_t m = m0 > 0 ? m0 - 1 : 0;
+    /* row m's predictions and pixel, loaded one row ahead of their use */
+    double p[LSX_NPRED], p_next[LSX_NPRED] = {0};
+    int32_t x16 = 0, x16_next = 0;
+    if (makes) predictions(pl, SET, np, m, n, p_next), x16_next = 16 * (int32_t)pl.x[(size_t)m * W + n];
+    for (int b = 0; m < m1; m++, b = b == 2 ? 0 : b + 1) {
+        for (int k = 0; k < np; k++) p[k] = p_next[k];
+        x16 = x16_next;
+        if (makes && m + 1 < m1)
+            predictions(pl, SET, np, m + 1, n, p_next), x16_next = 16 * (int32_t)pl.x[(size_t)(m + 1) * W + n];
+        if (t < SB_WIDTH)
+            for (int k = 0; k < np; k++) {
+                const int32_t d = x16 - lsx_q16(p[k]);
+                errs[b][k][t] = makes ? (d < 0 ? -d : d) : 0;
+            }
+        /* one barrier a row: the row written next, in buffer b + 1, was
+         * last read by the blend of the row before this one */
+        __syncthreads();
+        if (!blends || m < m0) continue;
+        const size_t i = (size_t)m * W + n;
         uint16_t pred;
         int32_t emin = 0;
         if (m == 0) {
             pred = n ? pl.x[i - 1] : 0;
         } else {
-            double p[LSX_NPRED];
+            const int up = b == 0 ? 2 : b - 1;
             int32_t local[LSX_NPRED], col[LSX_NPRED];
-            predictions(pl, pp.set, np, m, n, p);
             for (int k = 0; k < np; k++) {
-                const int32_t *ek = pp.err + (size_t)k * px + (size_t)m * W;
-                local[k] = lsx_error_level(ek, ek - W, n, W, pp.set, 0);
-                col[k] = pp.set ? 0 : pp.colerr[(size_t)k * px + i]; /* set 1 keeps no column levels */
+                local[k] = lsx_error_level(errs[b][k], errs[up][k], t, SB_WIDTH, SET, 0);
+                col[k] = SET ? 0 : pp.colerr[(size_t)k * W * H + i]; /* set 1 and 2 keep no column levels */
             }
             pred = lsx_blend_at(np, local, col, colerr_w, colerr_ctx_w, kind, p, &emin);
         }
-        pp.res[i] = (int32_t)pl.x[i] - (int32_t)pred;
+        pp.res[i] = (x16 >> 4) - (int32_t)pred;
         pp.emin[i] = emin;
         pp.itok[i] = (uint8_t)lsx_intensity_token(pred, off);
     }
@@ -1071,13 +1115,23 @@ cudaError_t lsx_gpu_finish_pipe(uint32_t W, uint32_t H, const lsx_gpu_pipe *pp, 
 cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, const uint16_t *ioff,
                               cudaStream_t st)
 {
-    const size_t px = (size_t)pl->W * pl->H;
-    const unsigned blocks = blocks_for(px, 256);
-    errors_kernel<<<blocks, 256, 0, st>>>(*pl, *pp);
-    if (!pp->set)
-        column_errors_kernel<<<dim3((pl->W + 127) / 128, lsx_npred(0, pl->p_bg != NULL)), 128, 0, st>>>(pl->W, pl->H, *pp,
-                                                                                        pl->p_bg != NULL);
-    blend_kernel<<<blocks, 256, 0, st>>>(*pl, *pp, ioff);
+    const int bg = pl->p_bg != NULL;
+    if (!pp->set) { /* set 0's column error levels */
+        const dim3 rows((pl->W + CI_COLS - 1) / CI_COLS, pl->H);
+        if (bg) colerr_inputs_kernel<1><<<rows, CI_COLS + 32, 0, st>>>(*pl, *pp);
+        else colerr_inputs_kernel<0><<<rows, CI_COLS + 32, 0, st>>>(*pl, *pp);
+        /* a warp a block: the serial pass's warps spread over the SMs */
+        column_errors_kernel<<<dim3((pl->W + 31) / 32, lsx_npred(0, bg)), 32, 0, st>>>(pl->W, pl->H, *pp, bg);
+    }
+    const dim3 grid((pl->W + SB_COLS - 1) / SB_COLS, (pl->H + SB_ROWS - 1) / SB_ROWS);
+    switch (pp->set * 2 + bg) {
+    case 0: strip_blend_kernel<0, 0><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
+    case 1: strip_blend_kernel<0, 1><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
+    case 2: strip_blend_kernel<1, 0><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
+    case 3: strip_blend_kernel<1, 1><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
+    case 4: strip_blend_kernel<2, 0><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
+    default: strip_blend_kernel<2, 1><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
+    }
     return lsx_gpu_finish_pipe(pl->W, pl->H, pp, st);
 }
 
@@ -1116,7 +1170,7 @@ cudaError_t lsx_gpu_thr_histogram(const lsx_gpu_pipe *pp, uint64_t px, uint32_t 
 {
     cudaError_t rc = cudaMemsetAsync(hist, 0, sizeof(uint32_t) * LSX_THR_CELLS, st);
     if (rc != cudaSuccess) return rc;
-    thr_histogram_kernel<<<256, 256, 0, st>>>(*pp, px, hist);
+    thr_histogram_kernel<<<blocks_for(px, 256), 256, 0, st>>>(*pp, px, hist);
     return cudaGetLastError();
 }
 

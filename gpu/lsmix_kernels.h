@@ -41,7 +41,7 @@ typedef struct {
 /* One predictor set over one LS: its residual planes. */
 typedef struct {
     int set;
-    int32_t *err;      /* [np][px] |16x - q16(P_k)| */
+    int32_t *err;      /* [np][px] set 0: the inputs of its column error levels (lsx_colerr_input) */
     int32_t *colerr;   /* [np][px] set 0: column error level before each row */
     int32_t *res;      /* [px] residuals */
     int32_t *emin;     /* [px] smallest error level of the blend */
