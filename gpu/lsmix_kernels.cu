@@ -1174,17 +1174,49 @@ cudaError_t lsx_gpu_thr_histogram(const lsx_gpu_pipe *pp, uint64_t px, uint32_t 
     return cudaGetLastError();
 }
 
+#define CTX_REG 16 /* activity contexts whose thresholds a thread of contexts_kernel keeps in registers */
+static_assert(LSX_NCTX <= CTX_REG && LSX_NCTX_WIDE <= CTX_REG && LSX_DP_NCTX <= CTX_REG,
+              "the encoder's candidates take contexts_kernel's register path");
+static_assert(CTX_MAX_IB <= 32, "an intensity class is a bit of a word");
+
 __global__ void contexts_kernel(lsx_gpu_coding c)
 {
     const int k = blockIdx.y;
     const lsx_gpu_cand &cd = c.cand[k];
     const lsx_gpu_pipe &pp = c.pipe[c.cand_pipe[k]];
     const uint8_t *cls = cand_classes(c, k);
-    const int nib = cls ? cls[0] : 1;
+    const int nib = cls ? cls[0] : 1, nctx = cd.nctx;
     const uint8_t *ibnd = cls ? cls + 1 : pp.classes + 1;
     uint8_t *ctx = c.ctx + (size_t)k * c.px;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < c.px; i += (size_t)gridDim.x * blockDim.x)
-        ctx[i] = (uint8_t)(ctx_of(pp.act[i], cd.thr, cd.nctx) * nib + lsx_intensity_class(pp.itok[i], ibnd, nib));
+    /* ctx_of and lsx_intensity_class stop at the first threshold (bound)
+     * above the value, or at the last class: the lowest bit of a word with
+     * a bit for each threshold the value is below and one for the last
+     * class.  The block's thresholds and bounds are held in registers, and
+     * the compares are independent: the loops waited on a load from
+     * the candidate's table at every step. */
+    uint32_t thr[CTX_REG - 1];
+    uint8_t bnd[CTX_MAX_IB - 1];
+#pragma unroll
+    for (int j = 0; j < CTX_REG - 1; j++) thr[j] = cd.thr[j];
+#pragma unroll
+    for (int j = 0; j < CTX_MAX_IB - 1; j++) bnd[j] = ibnd[j];
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < c.px; i += (size_t)gridDim.x * blockDim.x) {
+        const uint32_t a = pp.act[i];
+        const int t = pp.itok[i];
+        int cx;
+        if (nctx <= CTX_REG) {
+            uint32_t below = 1u << (nctx - 1);
+#pragma unroll
+            for (int j = 0; j < CTX_REG - 1; j++) below |= (uint32_t)(a < thr[j]) << j;
+            cx = __ffs(below) - 1;
+        } else {
+            cx = ctx_of(a, cd.thr, nctx);
+        }
+        uint32_t below = 1u << (nib - 1);
+#pragma unroll
+        for (int j = 0; j < CTX_MAX_IB - 1; j++) below |= (uint32_t)(t < bnd[j]) << j;
+        ctx[i] = (uint8_t)(cx * nib + __ffs(below) - 1);
+    }
 }
 
 /* Token counts of every (context, token) in table interval blockIdx.x,
@@ -1724,7 +1756,8 @@ cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, int tables, cuda
     const unsigned k = (unsigned)c->ncand;
     cudaError_t rc = cudaMemsetAsync(c->bits, 0, sizeof(unsigned long long) * k, st);
     if (rc != cudaSuccess) return rc;
-    contexts_kernel<<<dim3(blocks_for(c->px, 256) < 4096 ? blocks_for(c->px, 256) : 4096, k), 256, 0, st>>>(*c);
+    /* 512 blocks a candidate: a thread's thresholds serve about eight pixels */
+    contexts_kernel<<<dim3(blocks_for(c->px, 256) < 512 ? blocks_for(c->px, 256) : 512, k), 256, 0, st>>>(*c);
     interval_counts_kernel<<<dim3(c->nint, k), 256, 0, st>>>(*c);
     counts_kernel<<<dim3((max_ctx + COUNTS_WARPS - 1) / COUNTS_WARPS, k), 32 * COUNTS_WARPS, 0, st>>>(*c);
     if (tables)
