@@ -363,7 +363,7 @@ static cudaError_t trial_launch(lsx_gpu_state *s, const uint16_t *x, uint32_t W,
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->pipes + NPIPE, pc, sizeof *pc, cudaMemcpyHostToDevice, on);
     if (rc == cudaSuccess)
         rc = lsx_gpu_cas_final(x, s->res[pipe], s->cas_ec, W, H, s->cas_w, vc ? vc->cas_wide : 1, ioff, pc, on);
-    if (rc == cudaSuccess) rc = lsx_gpu_finish_pipe(W, H, pc, on);
+    if (rc == cudaSuccess) rc = lsx_gpu_finish_pipe(W, H, pc, NULL, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->cands + max_cand, hk, sizeof *hk, cudaMemcpyHostToDevice, on);
     if (rc == cudaSuccess && kind == KIND_DP) { /* (the rest of the trial does not wait for the DP) */
         rc = cudaStreamWaitEvent(on, s->sync.dp_done, 0);
@@ -441,9 +441,7 @@ static cudaError_t pipe_residuals(lsx_gpu_state *s, const uint16_t *x, uint32_t 
     lsx_gpu_planes pl = {W,        H,        x,        s->cma, s->cmb, s->ls[l], s->af, s->rv, s->al[l],
                          LSX_BG ? s->bg : NULL, {s->rl[0], s->rl[1]}};
     const lsx_gpu_pipe *hp = (const lsx_gpu_pipe *)s->h_stage;
-    cudaError_t rc = lsx_gpu_residuals(&pl, &hp[i], ioff, on);
-    if (rc == cudaSuccess) rc = lsx_gpu_thr_histogram(&hp[i], (uint64_t)W * H, s->thr_hist + i * LSX_THR_CELLS, on);
-    return rc;
+    return lsx_gpu_residuals(&pl, &hp[i], ioff, s->thr_hist + i * LSX_THR_CELLS, on);
 }
 
 /* Pipeline i's part of the choice from what came back to the host. */

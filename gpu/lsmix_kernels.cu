@@ -1067,26 +1067,29 @@ static __device__ __forceinline__ void warp_count(T *counter, uint32_t bin, bool
     if ((threadIdx.x & 31) == (unsigned)(__ffs(same) - 1)) atomicAdd(&counter[bin], (T)__popc(same));
 }
 
-__global__ void activity_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp)
+__global__ void activity_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, uint32_t *thr_hist)
 {
     __shared__ unsigned long long h[CTX_TOKENS];
     if (threadIdx.x < CTX_TOKENS) h[threadIdx.x] = 0;
     __syncthreads();
     const size_t px = (size_t)W * H;
-    /* the whole block steps together (the histogram's warp_count) */
+    /* the whole block steps together (the histograms' warp_count) */
     for (size_t i0 = (size_t)blockIdx.x * blockDim.x; i0 < px; i0 += (size_t)gridDim.x * blockDim.x) {
         const size_t i = i0 + threadIdx.x;
         const bool in = i < px;
-        uint32_t tok = 0;
+        uint32_t tok = 0, cell = 0;
         if (in) {
             uint32_t m, n;
             pixel_at(i, W, &m, &n);
             const int32_t *r0 = pp.res + (size_t)m * W;
             const int32_t *r1 = m > 0 ? r0 - W : NULL, *r2 = m > 1 ? r0 - 2 * (size_t)W : NULL;
-            pp.act[i] = lsx_activity16(lsx_residual_activity(r0, r1, r2, W, n), pp.emin[i]);
+            const uint32_t act = lsx_activity16(lsx_residual_activity(r0, r1, r2, W, n), pp.emin[i]);
+            pp.act[i] = act;
             tok = pp.itok[i];
+            if (thr_hist) cell = lsx_thr_cell(act, (int)tok, r0[n]);
         }
         warp_count(h, tok, in);
+        if (thr_hist) warp_count(thr_hist, cell, in);
     }
     __syncthreads();
     if (threadIdx.x < CTX_TOKENS && h[threadIdx.x]) atomicAdd(&pp.itok_hist[threadIdx.x], h[threadIdx.x]);
@@ -1102,18 +1105,21 @@ __global__ void classes_kernel(lsx_gpu_pipe pp, uint64_t px)
     for (int i = 0; i < CTX_MAX_IB; i++) pp.classes[1 + i] = b[i];
 }
 
-cudaError_t lsx_gpu_finish_pipe(uint32_t W, uint32_t H, const lsx_gpu_pipe *pp, cudaStream_t st)
+cudaError_t lsx_gpu_finish_pipe(uint32_t W, uint32_t H, const lsx_gpu_pipe *pp, uint32_t *thr_hist,
+                                cudaStream_t st)
 {
     const size_t px = (size_t)W * H;
     cudaError_t rc = cudaMemsetAsync(pp->itok_hist, 0, CTX_TOKENS * sizeof(unsigned long long), st);
+    if (rc == cudaSuccess && thr_hist) rc = cudaMemsetAsync(thr_hist, 0, sizeof(uint32_t) * LSX_THR_CELLS, st);
     if (rc != cudaSuccess) return rc;
-    activity_kernel<<<blocks_for(px, 1024) < 1024 ? blocks_for(px, 1024) : 1024, 1024, 0, st>>>(W, H, *pp);
+    activity_kernel<<<blocks_for(px, 1024) < 1024 ? blocks_for(px, 1024) : 1024, 1024, 0, st>>>(W, H, *pp,
+                                                                                                 thr_hist);
     classes_kernel<<<1, 1, 0, st>>>(*pp, px);
     return cudaGetLastError();
 }
 
 cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, const uint16_t *ioff,
-                              cudaStream_t st)
+                              uint32_t *thr_hist, cudaStream_t st)
 {
     const int bg = pl->p_bg != NULL;
     if (!pp->set) { /* set 0's column error levels */
@@ -1132,7 +1138,7 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
     case 4: strip_blend_kernel<2, 0><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
     default: strip_blend_kernel<2, 1><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
     }
-    return lsx_gpu_finish_pipe(pl->W, pl->H, pp, st);
+    return lsx_gpu_finish_pipe(pl->W, pl->H, pp, thr_hist, st);
 }
 
 /* ---- coding ---------------------------------------------------------------- */
@@ -1155,23 +1161,6 @@ __device__ __forceinline__ int cand_nib(const lsx_gpu_coding &c, int k)
 {
     const uint8_t *cls = cand_classes(c, k);
     return cls ? cls[0] : 1;
-}
-
-__global__ void thr_histogram_kernel(lsx_gpu_pipe pp, uint64_t px, uint32_t *hist)
-{
-    for (size_t i0 = (size_t)blockIdx.x * blockDim.x; i0 < px; i0 += (size_t)gridDim.x * blockDim.x) {
-        const size_t i = i0 + threadIdx.x;
-        const bool in = i < px;
-        warp_count(hist, in ? (uint32_t)lsx_thr_cell(pp.act[i], pp.itok[i], pp.res[i]) : 0u, in);
-    }
-}
-
-cudaError_t lsx_gpu_thr_histogram(const lsx_gpu_pipe *pp, uint64_t px, uint32_t *hist, cudaStream_t st)
-{
-    cudaError_t rc = cudaMemsetAsync(hist, 0, sizeof(uint32_t) * LSX_THR_CELLS, st);
-    if (rc != cudaSuccess) return rc;
-    thr_histogram_kernel<<<blocks_for(px, 256), 256, 0, st>>>(*pp, px, hist);
-    return cudaGetLastError();
 }
 
 #define CTX_REG 16 /* activity contexts whose thresholds a thread of contexts_kernel keeps in registers */

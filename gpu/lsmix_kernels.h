@@ -110,12 +110,17 @@ cudaError_t lsx_gpu_bg_rows(const uint16_t *x, uint32_t W, uint32_t H, const int
 cudaError_t lsx_gpu_rl(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *c, const int32_t *s,
                        double *p_rl0, double *p_rl1, cudaStream_t st);
 
+/* A pipeline's residuals, then lsx_gpu_finish_pipe with thr_hist. */
 cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, const uint16_t *ioff,
-                              cudaStream_t st);
+                              uint32_t *thr_hist, cudaStream_t st);
 
 /* The activities (from pp's res and emin), the intensity-token histogram
- * and the intensity classes of a pipeline whose res and itok are made. */
-cudaError_t lsx_gpu_finish_pipe(uint32_t W, uint32_t H, const lsx_gpu_pipe *pp, cudaStream_t st);
+ * and the intensity classes of a pipeline whose res and itok are made;
+ * where thr_hist is not NULL, also the histogram of its DP context
+ * candidate (lsx_thr_histogram of core/lsmix_thresholds.c) into thr_hist
+ * [LSX_THR_CELLS] (zeroed here). */
+cudaError_t lsx_gpu_finish_pipe(uint32_t W, uint32_t H, const lsx_gpu_pipe *pp, uint32_t *thr_hist,
+                                cudaStream_t st);
 
 /* The cascade stage (core/lsmix_cascade.h) on a pipeline's residuals e1
  * (lsmix_cascade_kernels.cu).  lsx_gpu_cas_sums: the median |e1| of rows
@@ -141,14 +146,9 @@ cudaError_t lsx_gpu_cas_final(const uint16_t *x, const int32_t *e1, const int16_
 cudaError_t lsx_gpu_cas_cg(const int64_t *R, int no, const uint32_t *md, const uint16_t *pair, const int *lag, int n,
                            int16_t *w, int *ok, cudaStream_t st);
 
-/* The histogram of the DP context candidate (lsx_thr_histogram of
- * core/lsmix_thresholds.c) of one pipeline's residuals, into hist
- * [LSX_THR_CELLS] (zeroed here). */
-cudaError_t lsx_gpu_thr_histogram(const lsx_gpu_pipe *pp, uint64_t px, uint32_t *hist, cudaStream_t st);
-
 /* The DP context candidate of npipe pipelines (lsx_dp_contexts of
  * core/lsmix_thresholds.c, the same contexts, lsmix_dp_kernels.cu): from
- * pipeline i's histogram hist[i * LSX_THR_CELLS] (lsx_gpu_thr_histogram)
+ * pipeline i's histogram hist[i * LSX_THR_CELLS] (lsx_gpu_finish_pipe)
  * and its intensity classes (info[8 i]: their count, then the bounds), the
  * contexts of candidate cand0[i * cand_stride] (nctx, thr, classes;
  * use_classes 2), written where its DP succeeds; ok[i] 1 where it does, 0
