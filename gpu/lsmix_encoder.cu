@@ -107,7 +107,7 @@ struct lsx_gpu_state {
 static void free_buffers(lsx_gpu_state *s)
 {
     void *dev[] = {s->cma,    s->cmb,    s->ls[0],  s->ls[1],   s->af,   s->rv,        s->al[0],
-                   s->al[1],  s->err,     s->emin[0], s->emin[1], s->emin[2], s->colerr,
+                   s->al[1],  s->err,    s->emin[0], s->emin[1], s->emin[2], s->colerr,
                    s->res[0], s->res[1],  s->res[2],
                    s->act[0], s->act[1], s->act[2], s->itok[0], s->itok[1], s->itok[2], s->itok_hist,
                    s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
@@ -539,8 +539,10 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     MARK(1);
     if (s->staged_nk != nk) {
         for (int i = 0; i < NPIPE; i++) {
-            hp[i] = (lsx_gpu_pipe){i > 0 ? 2 : 0, i > 0 ? NULL : s->err, s->colerr, s->res[i], s->emin[i], s->act[i], s->itok[i],
-                                   s->itok_hist + (size_t)i * CTX_TOKENS, s->info + 8 * i};
+            hp[i] = (lsx_gpu_pipe){i > 0 ? 2 : 0,     i > 0 ? NULL : s->err, s->colerr,
+                                   s->res[i],        s->emin[i],            s->act[i],
+                                   s->itok[i],       s->itok_hist + (size_t)i * CTX_TOKENS,
+                                   s->info + 8 * i};
             for (int p = 0; p < nkc; p++) { /* the DP candidate's contexts come per frame */
                 const int k = kind_at(nk, p);
                 lsx_gpu_cand *c = &hc[i * nkc + p];

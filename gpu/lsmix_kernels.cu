@@ -986,10 +986,10 @@ __global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, in
  * errors of its rows itself, keeping the last three rows' in shared
  * memory.  (A kernel that wrote every error plane and one that read them
  * back with the predictions moved 300 MB a set-2 pipeline of the echelle
- * frame; set 0 still has errors_kernel write them, for its column error
- * levels, but reads its neighbours here too.)  Thread t makes the errors
- * of column n0 - 2 + t: the strip, the two columns left and the one right
- * that its error levels read.  An error outside the frame is 0, so
+ * frame; set 0's column error levels come from colerr_inputs_kernel,
+ * which keeps its errors in shared memory as well.)  Thread t makes the
+ * errors of column n0 - 2 + t: the strip, the two columns left and the
+ * one right that its error levels read.  An error outside the frame is 0, so
  * lsx_error_level, given the strip's local index (always > 1 and one less
  * than the row's end), sums exactly the neighbours it would take at n.
  * The block first makes the errors of the row above its first. */
