@@ -874,15 +874,9 @@ cudaError_t lsx_gpu_rl(const uint16_t *x, uint32_t W, uint32_t H, const int32_t 
 
 /* ---- residuals of one pipeline ------------------------------------------- */
 
-/* The blended predictors of a pipeline: LS, CM, then AF (set 0), AF, RV, AL
- * (set 1) or RV, AL, RL1, RL2 (set 2); BG last where on. */
-__device__ __forceinline__ int npred(const lsx_gpu_planes &pl, const lsx_gpu_pipe &pp)
-{
-    return lsx_npred(pp.set, pl.p_bg != NULL);
-}
-
-/* The np predictions of (m, n), in npred's order; row 0: the edge
- * prediction for all. */
+/* The np = lsx_npred predictions of (m, n): LS, CM, then AF (set 0), AF,
+ * RV, AL (set 1) or RV, AL, RL1, RL2 (set 2); BG last where on.  Row 0:
+ * the edge prediction for all. */
 __device__ __forceinline__ void predictions(const lsx_gpu_planes &pl, int set, int np, uint32_t m, uint32_t n,
                                             double *p)
 {
@@ -921,13 +915,13 @@ __device__ __forceinline__ void predictions(const lsx_gpu_planes &pl, int set, i
 template <int BG>
 __global__ void __launch_bounds__(CI_COLS + 32) colerr_inputs_kernel(lsx_gpu_planes pl, lsx_gpu_pipe pp)
 {
-    constexpr int np = 3 + BG; /* lsx_npred(0, BG) */
-    __shared__ int32_t errs[np][CI_COLS + 2];
+    const int np = lsx_npred(0, BG);
+    __shared__ int32_t errs[LSX_NPRED][CI_COLS + 2];
     const uint32_t W = pl.W, m = blockIdx.y, t = threadIdx.x;
     const int64_t c = (int64_t)blockIdx.x * CI_COLS - 1 + t;
     const uint32_t n = c < 0 ? 0 : c >= (int64_t)W ? W - 1 : (uint32_t)c;
     if (t < CI_COLS + 2) {
-        double p[np];
+        double p[LSX_NPRED];
         predictions(pl, 0, np, m, n, p);
         const int32_t x16 = 16 * (int32_t)pl.x[(size_t)m * W + n];
         for (int k = 0; k < np; k++) {
@@ -1011,7 +1005,7 @@ __global__ void __launch_bounds__(SB_THREADS) strip_blend_kernel(lsx_gpu_planes 
     const bool blends = makes && t >= 2 && t < SB_COLS + 2;
     const uint32_t n = makes ? (uint32_t)c : 0;
     const uint32_t m0 = blockIdx.y * SB_ROWS, m1 = m0 + SB_ROWS < H ? m0 + SB_ROWS : H;
-    constexpr int np = (SET == 2 ? 6 : SET ? 5 : 3) + BG; /* lsx_npred */
+    const int np = lsx_npred(SET, BG);
     const int colerr_w = lsx_colerr_weight(SET, BG), colerr_ctx_w = lsx_colerr_ctx_weight(SET);
     const int kind = lsx_blend_kind(SET, BG);
     const uint16_t off = *ioff;
