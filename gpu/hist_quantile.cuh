@@ -7,13 +7,9 @@
 
 #include <stdint.h>
 
-#define HIST_QUANTILE_THREADS 1024
+#include "warp_sum.cuh"
 
-static __device__ __forceinline__ uint64_t hq_warp_sum(uint64_t v)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
+#define HIST_QUANTILE_THREADS 1024
 
 /* The smallest v < 65535 whose cumulative count hist[0] + ... + hist[v]
  * exceeds `want`, else 65535; every thread of the block gets it.  Warp w
@@ -33,10 +29,10 @@ static __device__ uint32_t hist_quantile(const uint32_t *__restrict__ hist, uint
     uint64_t sum = 0;
 #pragma unroll 16
     for (int i = 0; i < 64; i++) sum += hist[base + 32 * i + lane];
-    sum = hq_warp_sum(sum);
+    sum = warp_sum(sum);
     if (lane == 0) total[warp] = sum;
     __syncthreads();
-    const uint64_t before = hq_warp_sum(lane < warp ? total[lane] : 0);
+    const uint64_t before = warp_sum(lane < warp ? total[lane] : 0);
     if (before <= want && want < before + total[warp]) { /* the first bin past want is here */
         uint64_t acc = before;
         for (int i = 0; i < 64; i++) {

@@ -18,6 +18,7 @@
 
 #include "hist_quantile.cuh"
 #include "lsmix_arith.h"
+#include "warp_sum.cuh"
 
 #define CAS_SMALL 1024     /* |e1| below this: a block's shared histogram */
 #define CAS_THREADS 256
@@ -99,7 +100,7 @@ __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_kernel(const int16_
             const int16_t *b = in_band ? band + (size_t)(u - top) * W : ec + (size_t)u * W;
             for (int64_t n = n0 + lane; n < n1; n += 32) sum += (int32_t)a[n] * (int32_t)b[n - dn];
         }
-        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        sum = warp_sum(sum);
         if (lane == 0 && sum != 0) atomicAdd(&R[k], (unsigned long long)sum); /* two's complement: exact */
     }
 }
@@ -161,8 +162,7 @@ static __device__ __forceinline__ void add_group_sums(const long long *sum, int 
 {
 #pragma unroll
     for (int j = 0; j < CAS_CORR_GROUP; j++) {
-        long long v = sum[j];
-        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+        const long long v = warp_sum(sum[j]);
         if (lane == 0 && v != 0 && g + j < no) atomicAdd(&R[g + j], (unsigned long long)v);
     }
 }

@@ -26,6 +26,7 @@
 
 #include "lsmix_arith.h"
 #include "lsmix_dp.h"
+#include "warp_sum.cuh"
 
 #define DP_RUNS_AHEAD 8 /* dp_runs_kernel's loads this many items ahead */
 #define DP_NMAX CTX_TOKENS   /* items of a step: activity bins (LSX_TQ) or intensity tokens */
@@ -101,14 +102,6 @@ __device__ dp_step step_of(const dp_state &d, int step)
     s.k = s.along_bins ? d.nctx : d.nib;
     s.cls = s.along_bins ? d.icls : d.acls;
     return s;
-}
-
-/* v summed over the warp (uint32_t or uint64_t), in every lane. */
-template <typename T>
-__device__ __forceinline__ T warp_sum(T v)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
 }
 
 /* Bin q's counts by intensity token and by residual token (the C code's

@@ -13,6 +13,7 @@
 #include "lsmix_prior.h"
 #include "rans_entry.cuh"
 #include "rcp_in_range.cuh"
+#include "warp_sum.cuh"
 
 static unsigned blocks_for(size_t n, unsigned threads)
 {
@@ -1157,64 +1158,49 @@ __device__ __forceinline__ int cand_nib(const lsx_gpu_coding &c, int k)
     return cls ? cls[0] : 1;
 }
 
-#define CTX_REG 16 /* activity contexts whose thresholds a thread of contexts_kernel keeps in registers */
+#define CTX_REG 16 /* activity contexts whose thresholds interval_counts_kernel keeps in registers */
 static_assert(LSX_NCTX <= CTX_REG && LSX_NCTX_WIDE <= CTX_REG && LSX_DP_NCTX <= CTX_REG,
-              "the encoder's candidates take contexts_kernel's register path");
+              "the encoder's candidates take interval_counts_kernel's register path");
 static_assert(CTX_MAX_IB <= 32, "an intensity class is a bit of a word");
 
-__global__ void contexts_kernel(lsx_gpu_coding c)
+/* Each pixel's context of candidate k in table interval blockIdx.x
+ * (written for the coding pass, rans_kernel) and the interval's token
+ * counts of every (context, token) of the candidate's contexts (counts_kernel
+ * and tables_kernel read no other).  The contexts are made here, from the
+ * pipeline's activity and intensity token, rather than by a kernel of
+ * their own that wrote them for this one to read back: that kernel took
+ * 69 us for the echelle frame's 12 candidates (ncu, H100).  ctx_of and
+ * lsx_intensity_class stop at the first threshold (bound) above the
+ * value, or at the last class: the lowest bit of a word with a bit for
+ * each threshold the value is below and one for the last class.  The
+ * activity thresholds are held in registers, so that the compares are
+ * independent (the loop waited on a load from the candidate's table at
+ * every step), and the intensity class of each of the 64 tokens is a
+ * table in shared memory. */
+__global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
 {
+    __shared__ uint32_t cnt[CTX_MAX * CTX_TOKENS];
+    __shared__ uint8_t class_of_token[CTX_TOKENS];
     const int k = blockIdx.y;
+    const uint32_t j = blockIdx.x;
     const lsx_gpu_cand &cd = c.cand[k];
     const lsx_gpu_pipe &pp = c.pipe[c.cand_pipe[k]];
     const uint8_t *cls = cand_classes(c, k);
     const int nib = cls ? cls[0] : 1, nctx = cd.nctx;
-    const uint8_t *ibnd = cls ? cls + 1 : pp.classes + 1;
-    uint8_t *ctx = c.ctx + (size_t)k * c.px;
-    /* ctx_of and lsx_intensity_class stop at the first threshold (bound)
-     * above the value, or at the last class: the lowest bit of a word with
-     * a bit for each threshold the value is below and one for the last
-     * class.  The block's thresholds and bounds are held in registers, and
-     * the compares are independent: the loops waited on a load from
-     * the candidate's table at every step. */
-    uint32_t thr[CTX_REG - 1];
-    uint8_t bnd[CTX_MAX_IB - 1];
-#pragma unroll
-    for (int j = 0; j < CTX_REG - 1; j++) thr[j] = cd.thr[j];
-#pragma unroll
-    for (int j = 0; j < CTX_MAX_IB - 1; j++) bnd[j] = ibnd[j];
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < c.px; i += (size_t)gridDim.x * blockDim.x) {
-        const uint32_t a = pp.act[i];
-        const int t = pp.itok[i];
-        int cx;
-        if (nctx <= CTX_REG) {
-            uint32_t below = 1u << (nctx - 1);
-#pragma unroll
-            for (int j = 0; j < CTX_REG - 1; j++) below |= (uint32_t)(a < thr[j]) << j;
-            cx = __ffs(below) - 1;
-        } else {
-            cx = ctx_of(a, cd.thr, nctx);
-        }
-        uint32_t below = 1u << (nib - 1);
-#pragma unroll
-        for (int j = 0; j < CTX_MAX_IB - 1; j++) below |= (uint32_t)(t < bnd[j]) << j;
-        ctx[i] = (uint8_t)(cx * nib + __ffs(below) - 1);
-    }
-}
-
-/* Token counts of every (context, token) in table interval blockIdx.x,
- * of the candidate's contexts only (counts_kernel and tables_kernel read
- * no other). */
-__global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
-{
-    __shared__ uint32_t cnt[CTX_MAX * CTX_TOKENS];
-    const int k = blockIdx.y;
-    const uint32_t j = blockIdx.x;
-    const int32_t *res = c.pipe[c.cand_pipe[k]].res;
-    const uint8_t *ctx = c.ctx + (size_t)k * c.px;
-    const int used = c.cand[k].nctx * cand_nib(c, k) * CTX_TOKENS;
+    const int used = nctx * nib * CTX_TOKENS;
     for (int t = threadIdx.x; t < used; t += 256) cnt[t] = 0;
+    if (threadIdx.x < CTX_TOKENS) {
+        const uint8_t *bnd = cls ? cls + 1 : pp.classes + 1;
+        uint32_t below = 1u << (nib - 1);
+        for (int b = 0; b < CTX_MAX_IB - 1; b++) below |= (uint32_t)((int)threadIdx.x < bnd[b]) << b;
+        class_of_token[threadIdx.x] = (uint8_t)(__ffs(below) - 1);
+    }
+    uint32_t thr[CTX_REG - 1];
+#pragma unroll
+    for (int b = 0; b < CTX_REG - 1; b++) thr[b] = cd.thr[b];
     __syncthreads();
+    const int32_t *res = pp.res;
+    uint8_t *ctx = c.ctx + (size_t)k * c.px;
     const uint64_t a = interval_start(j), b0 = j + 1 < c.nint ? interval_start(j + 1) : c.px;
     const uint64_t b = b0 < c.px ? b0 : c.px;
     for (uint64_t i0 = a; i0 < b; i0 += 256) { /* the block steps together (warp_count) */
@@ -1222,9 +1208,22 @@ __global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
         const bool in = i < b;
         uint32_t bin = 0;
         if (in) {
+            const uint32_t act = pp.act[i];
             const int32_t e = res[i];
+            const int t = pp.itok[i];
+            int cx;
+            if (nctx <= CTX_REG) {
+                uint32_t below = 1u << (nctx - 1);
+#pragma unroll
+                for (int q = 0; q < CTX_REG - 1; q++) below |= (uint32_t)(act < thr[q]) << q;
+                cx = __ffs(below) - 1;
+            } else {
+                cx = ctx_of(act, cd.thr, nctx);
+            }
+            const int cxt = cx * nib + class_of_token[t];
+            ctx[i] = (uint8_t)cxt;
             int nraw;
-            bin = (uint32_t)(ctx[i] * CTX_TOKENS + ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
+            bin = (uint32_t)(cxt * CTX_TOKENS + ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
         }
         warp_count(cnt, bin, in);
     }
@@ -1232,9 +1231,6 @@ __global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
     uint16_t *h = c.hist + ((size_t)k * c.nint + j) * (CTX_MAX * CTX_TOKENS);
     for (int t = threadIdx.x; t < used; t += 256) h[t] = (uint16_t)cnt[t];
 }
-
-/* (sm_80 and later: one REDUX instruction, not five shuffles) */
-__device__ __forceinline__ uint32_t warp_sum(uint32_t v) { return __reduce_add_sync(0xffffffffu, v); }
 
 /* ctx_model_refresh in two passes.  The counts every table is built from
  * (table j from the counts of intervals < j; j = 0: none) are a walk over
@@ -1464,18 +1460,28 @@ __global__ void __launch_bounds__(32 * TABLE_WARPS) tables_kernel(lsx_gpu_coding
         static_assert(TABLE_CHECKPOINT == 2 * COUNTS_AHEAD, "a run is two groups");
         counts_load(h, stride / 2, j0, end, va);
         counts_load(h, stride / 2, j0 + COUNTS_AHEAD, end, vb);
-        const uint2 start = tab[(size_t)j0 * (stride / 2)];
-        counts_state st = {start.x, start.y, warp_sum(start.x + start.y)};
-        uint64_t bits = 0;
+        /* a run without a pixel of the context adds no counts and no
+         * bits, and nothing reads its tables (rans_kernel looks up a
+         * pixel's own context's): skipped.  (The same test an interval,
+         * inside the walk, made the echelle frame's estimate 108 -> 129 us
+         * under ncu: the walk's intervals no longer one block of code.) */
+        uint32_t any = 0;
 #pragma unroll
-        for (int q = 0; q < TABLE_CHECKPOINT; q++) {
-            const uint32_t j = j0 + (uint32_t)q;
-            if (j >= end) break;
-            const uint32_t v = q < COUNTS_AHEAD ? va[q] : vb[q - COUNTS_AHEAD];
-            bits += context_table<WRITE, EST>(st, v, tab + (size_t)j * (stride / 2), lane);
-            if (j + 1 < end) counts_step(st, v, warp_sum((v & 0xffffu) + (v >> 16)));
+        for (int q = 0; q < COUNTS_AHEAD; q++) any |= va[q] | vb[q];
+        if (__any_sync(0xffffffffu, any != 0)) {
+            const uint2 start = tab[(size_t)j0 * (stride / 2)];
+            counts_state st = {start.x, start.y, warp_sum(start.x + start.y)};
+            uint64_t bits = 0;
+#pragma unroll
+            for (int q = 0; q < TABLE_CHECKPOINT; q++) {
+                const uint32_t j = j0 + (uint32_t)q;
+                if (j >= end) break;
+                const uint32_t v = q < COUNTS_AHEAD ? va[q] : vb[q - COUNTS_AHEAD];
+                bits += context_table<WRITE, EST>(st, v, tab + (size_t)j * (stride / 2), lane);
+                if (j + 1 < end) counts_step(st, v, warp_sum((v & 0xffffu) + (v >> 16)));
+            }
+            if (EST && lane == 0 && bits) atomicAdd(&block_bits, (unsigned long long)bits);
         }
-        if (EST && lane == 0 && bits) atomicAdd(&block_bits, (unsigned long long)bits);
     }
     __syncthreads();
     if (EST && threadIdx.x == 0 && block_bits) atomicAdd(c.bits + k, block_bits);
@@ -1739,8 +1745,6 @@ cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, int tables, cuda
     const unsigned k = (unsigned)c->ncand;
     cudaError_t rc = cudaMemsetAsync(c->bits, 0, sizeof(unsigned long long) * k, st);
     if (rc != cudaSuccess) return rc;
-    /* 512 blocks a candidate: a thread's thresholds serve about eight pixels */
-    contexts_kernel<<<dim3(blocks_for(c->px, 256) < 512 ? blocks_for(c->px, 256) : 512, k), 256, 0, st>>>(*c);
     interval_counts_kernel<<<dim3(c->nint, k), 256, 0, st>>>(*c);
     counts_kernel<<<dim3((max_ctx + COUNTS_WARPS - 1) / COUNTS_WARPS, k), 32 * COUNTS_WARPS, 0, st>>>(*c);
     if (tables)
