@@ -75,50 +75,90 @@ cudaError_t lsx_gpu_ioff(const uint32_t *hist, uint64_t px, uint16_t *ioff, cuda
 
 /* ---- column means (lsx_end_row) ----------------------------------------- */
 
-#define CM_ROWS 32 /* rows a batch of column_means_kernel */
-
-/* A thread a column down the rows.  The recurrence is a few operations a
- * row; what it waits on is the loads, so the next CM_ROWS rows' pixels are
- * loaded before it runs over these (batches of 8 loaded as they came: 131
- * us a frame under ncu, on the LS stage's path; 16 ahead 109 us, 32 ahead
- * 88 us). */
-__global__ void column_means_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H,
-                                    int32_t *__restrict__ cma, int32_t *__restrict__ cmb)
+/* lsx_mean_step by the device's arithmetic shift, a floor as lsx_floor_shr
+ * is: three dependent instructions a row instead of eight and a select */
+__device__ __forceinline__ int32_t mean_step_sar(int32_t c, int32_t v, int s)
 {
-    uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
-    if (n >= W) return;
-    int32_t a = 0, b = 0;
-    uint16_t v[CM_ROWS], next[CM_ROWS];
-    auto load = [&](uint32_t m0, uint16_t *to) {
+    return c + ((v - c + (1 << (s - 1))) >> s);
+}
+
+/* A recurrence down each column of a plane (the column means, set 0's
+ * column error levels): a few operations a row, which wait only on the
+ * row's value.  One thread a column that loaded its next 32 rows ahead
+ * still waited on memory once a batch (the column means: 88 us a frame
+ * under ncu, on the LS stage's path, in 8 blocks of 128 columns).  Here a
+ * block takes CP_COLS columns: its loader warps bring the next CP_ROWS
+ * rows into shared memory, CP_ROWS / CP_LOADERS independent loads a lane,
+ * while the lanes of warp 0 run their columns over the chunk before.
+ * col.start(i, v) takes row 0's value, col.step(i, v) each next row's (i:
+ * the value's index in the plane). */
+#define CP_COLS 32
+#define CP_ROWS 128
+#define CP_LOADERS 8
+#define CP_THREADS (32 * (1 + CP_LOADERS))
+static_assert(CP_ROWS % CP_LOADERS == 0, "the loaders share a chunk's rows evenly");
+
+template <typename T, typename Column>
+__device__ __forceinline__ void column_pass(const T *__restrict__ in, uint32_t W, uint32_t H, Column &col)
+{
+    __shared__ T chunk[2][CP_ROWS][CP_COLS];
+    const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const uint32_t n = blockIdx.x * CP_COLS + lane;
+    const uint32_t nch = (H + CP_ROWS - 1) / CP_ROWS;
+    auto load = [&](uint32_t ch) { /* by the loader warps */
+        T v[CP_ROWS / CP_LOADERS]; /* every load issued before the first store */
 #pragma unroll
-        for (int j = 0; j < CM_ROWS; j++) to[j] = m0 + j < H ? x[(size_t)(m0 + j) * W + n] : 0;
-    };
-    load(0, v);
-    for (uint32_t m0 = 0; m0 < H; m0 += CM_ROWS) {
-        const bool more = m0 + CM_ROWS < H;
-        if (more) load(m0 + CM_ROWS, next);
-#pragma unroll
-        for (int j = 0; j < CM_ROWS; j++) {
-            const uint32_t m = m0 + (uint32_t)j;
-            if (m < H) {
-                const size_t i = (size_t)m * W + n;
-                const int32_t q = 16 * (int32_t)v[j];
-                cma[i] = a;
-                cmb[i] = b;
-                a = m == 0 ? q : lsx_mean_step(a, q, LSX_CM_A_SHIFT);
-                b = m == 0 ? q : lsx_mean_step(b, q, LSX_CM_B_SHIFT);
-            }
+        for (int j = 0; j < CP_ROWS / CP_LOADERS; j++) {
+            const uint32_t m = ch * CP_ROWS + (warp - 1) + (uint32_t)j * CP_LOADERS;
+            v[j] = m < H && n < W ? in[(size_t)m * W + n] : (T)0;
         }
-        if (more)
 #pragma unroll
-            for (int j = 0; j < CM_ROWS; j++) v[j] = next[j];
+        for (int j = 0; j < CP_ROWS / CP_LOADERS; j++) chunk[ch & 1][(warp - 1) + j * CP_LOADERS][lane] = v[j];
+    };
+    if (warp > 0) load(0);
+    __syncthreads();
+    for (uint32_t ch = 0; ch < nch; ch++) {
+        if (warp > 0) {
+            if (ch + 1 < nch) load(ch + 1);
+        } else if (n < W) {
+            const T(*v)[CP_COLS] = chunk[ch & 1];
+            const uint32_t rows = H - ch * CP_ROWS < CP_ROWS ? H - ch * CP_ROWS : CP_ROWS;
+            size_t i = (size_t)ch * CP_ROWS * W + n;
+            uint32_t r = 0;
+            if (ch == 0) col.start(i, v[0][lane]), i += W, r = 1;
+#pragma unroll 8
+            for (; r < rows; r++, i += W) col.step(i, v[r][lane]);
+        }
+        __syncthreads(); /* the chunk is run before it is loaded again */
     }
+}
+
+/* The column means before each row (lsx_end_row): 0 before row 0. */
+struct column_means_col {
+    int32_t *__restrict__ cma, *__restrict__ cmb;
+    int32_t a, b;
+    __device__ void start(size_t i, uint16_t v) { cma[i] = 0, cmb[i] = 0, a = b = 16 * (int32_t)v; }
+    __device__ void step(size_t i, uint16_t v)
+    {
+        const int32_t q = 16 * (int32_t)v;
+        cma[i] = a, cmb[i] = b;
+        a = mean_step_sar(a, q, LSX_CM_A_SHIFT);
+        b = mean_step_sar(b, q, LSX_CM_B_SHIFT);
+    }
+};
+
+__global__ void __launch_bounds__(CP_THREADS) column_means_kernel(const uint16_t *__restrict__ x, uint32_t W,
+                                                                 uint32_t H, int32_t *__restrict__ cma,
+                                                                 int32_t *__restrict__ cmb)
+{
+    column_means_col col = {cma, cmb, 0, 0};
+    column_pass(x, W, H, col);
 }
 
 cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int32_t *cma, int32_t *cmb,
                                  cudaStream_t st)
 {
-    column_means_kernel<<<(W + 127) / 128, 128, 0, st>>>(x, W, H, cma, cmb);
+    column_means_kernel<<<(W + CP_COLS - 1) / CP_COLS, CP_THREADS, 0, st>>>(x, W, H, cma, cmb);
     return cudaGetLastError();
 }
 
@@ -936,43 +976,22 @@ __global__ void __launch_bounds__(CI_COLS + 32) colerr_inputs_kernel(lsx_gpu_pla
     for (int k = 0; k < np; k++) pp.err[k * px + i] = lsx_colerr_input(errs[k], t, CI_COLS + 2, BG);
 }
 
-#define CE_ROWS 64 /* rows a batch of column_errors_kernel */
-
 /* Set 0: the column error level of each predictor before each row, from
  * the inputs of colerr_inputs_kernel (bg: the stream has the BG member,
- * and with it the rate LSX_COLERR_SHIFT_BG). */
-__global__ void column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, int bg)
+ * and with it the rate LSX_COLERR_SHIFT_BG): 0 before row 0. */
+struct column_errors_col {
+    int32_t *__restrict__ col;
+    int shift;
+    int32_t c;
+    __device__ void start(size_t i, int32_t e) { col[i] = 0, c = e; }
+    __device__ void step(size_t i, int32_t e) { col[i] = c, c = mean_step_sar(c, e, shift); }
+};
+
+__global__ void __launch_bounds__(CP_THREADS) column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, int bg)
 {
-    const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x, k = blockIdx.y;
-    if (n >= W) return;
-    const size_t px = (size_t)W * H;
-    const int32_t *__restrict__ in = pp.err + k * px + n;
-    int32_t *__restrict__ col = pp.colerr + k * px + n;
-    const int shift = lsx_colerr_shift(bg);
-    int32_t c = 0;
-    /* The recurrence is a few operations a row; what it waits on is the
-     * loads (one thread a column).  The next CE_ROWS rows' inputs are
-     * loaded before the recurrence runs over these rows, so that a batch
-     * waits for memory once and under the recurrence. */
-    int32_t e[CE_ROWS], next[CE_ROWS];
-    auto load = [&](uint32_t m0) {
-#pragma unroll
-        for (int j = 0; j < CE_ROWS; j++) next[j] = in[(size_t)(m0 + j < H ? m0 + j : m0) * W];
-    };
-    load(0);
-    for (uint32_t m0 = 0; m0 < H; m0 += CE_ROWS) {
-#pragma unroll
-        for (int j = 0; j < CE_ROWS; j++) e[j] = next[j];
-        if (m0 + CE_ROWS < H) load(m0 + CE_ROWS);
-#pragma unroll
-        for (int j = 0; j < CE_ROWS; j++) {
-            const uint32_t m = m0 + (uint32_t)j;
-            if (m < H) {
-                col[(size_t)m * W] = c;
-                c = m == 0 ? e[j] : lsx_mean_step(c, e[j], shift);
-            }
-        }
-    }
+    const size_t px = (size_t)W * H, k = blockIdx.y;
+    column_errors_col col = {pp.colerr + k * px, lsx_colerr_shift(bg), 0};
+    column_pass(pp.err + k * px, W, H, col);
 }
 
 /* The blend of every pixel (lsx_blend_at).  Each error |16x - q16(P_k)|
@@ -1122,7 +1141,7 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
         if (bg) colerr_inputs_kernel<1><<<rows, CI_COLS + 32, 0, st>>>(*pl, *pp);
         else colerr_inputs_kernel<0><<<rows, CI_COLS + 32, 0, st>>>(*pl, *pp);
         /* a warp a block: the serial pass's warps spread over the SMs */
-        column_errors_kernel<<<dim3((pl->W + 31) / 32, lsx_npred(0, bg)), 32, 0, st>>>(pl->W, pl->H, *pp, bg);
+        column_errors_kernel<<<dim3((pl->W + CP_COLS - 1) / CP_COLS, lsx_npred(0, bg)), CP_THREADS, 0, st>>>(pl->W, pl->H, *pp, bg);
     }
     const dim3 grid((pl->W + SB_COLS - 1) / SB_COLS, (pl->H + SB_ROWS - 1) / SB_ROWS);
     switch (pp->set * 2 + bg) {
@@ -1161,7 +1180,7 @@ __device__ __forceinline__ int cand_nib(const lsx_gpu_coding &c, int k)
 #define CTX_REG 16 /* activity contexts whose thresholds interval_counts_kernel keeps in registers */
 static_assert(LSX_NCTX <= CTX_REG && LSX_NCTX_WIDE <= CTX_REG && LSX_DP_NCTX <= CTX_REG,
               "the encoder's candidates take interval_counts_kernel's register path");
-static_assert(CTX_MAX_IB <= 32, "an intensity class is a bit of a word");
+static_assert(CTX_REG <= 32, "an activity context is a bit of a word");
 
 /* Each pixel's context of candidate k in table interval blockIdx.x
  * (written for the coding pass, rans_kernel) and the interval's token
@@ -1169,14 +1188,15 @@ static_assert(CTX_MAX_IB <= 32, "an intensity class is a bit of a word");
  * and tables_kernel read no other).  The contexts are made here, from the
  * pipeline's activity and intensity token, rather than by a kernel of
  * their own that wrote them for this one to read back: that kernel took
- * 69 us for the echelle frame's 12 candidates (ncu, H100).  ctx_of and
- * lsx_intensity_class stop at the first threshold (bound) above the
- * value, or at the last class: the lowest bit of a word with a bit for
- * each threshold the value is below and one for the last class.  The
- * activity thresholds are held in registers, so that the compares are
- * independent (the loop waited on a load from the candidate's table at
- * every step), and the intensity class of each of the 64 tokens is a
- * table in shared memory. */
+ * 69 us for the echelle frame's 12 candidates (ncu, H100).  ctx_of
+ * stops at the first threshold above the activity, or at the last
+ * context: here, the lowest bit of a word with a bit for each threshold
+ * the activity is below and one for the last context, with the
+ * thresholds held in registers, so that the compares are independent
+ * (the loop waited on a load from the candidate's table at every step).
+ * The intensity class of each of the 64 tokens is core's
+ * lsx_intensity_class, made once per block into a table in shared
+ * memory. */
 __global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
 {
     __shared__ uint32_t cnt[CTX_MAX * CTX_TOKENS];
@@ -1191,9 +1211,7 @@ __global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
     for (int t = threadIdx.x; t < used; t += 256) cnt[t] = 0;
     if (threadIdx.x < CTX_TOKENS) {
         const uint8_t *bnd = cls ? cls + 1 : pp.classes + 1;
-        uint32_t below = 1u << (nib - 1);
-        for (int b = 0; b < CTX_MAX_IB - 1; b++) below |= (uint32_t)((int)threadIdx.x < bnd[b]) << b;
-        class_of_token[threadIdx.x] = (uint8_t)(__ffs(below) - 1);
+        class_of_token[threadIdx.x] = (uint8_t)lsx_intensity_class((int)threadIdx.x, bnd, nib);
     }
     uint32_t thr[CTX_REG - 1];
 #pragma unroll
