@@ -73,7 +73,7 @@ cudaError_t lsx_gpu_ioff(const uint32_t *hist, uint64_t px, uint16_t *ioff, cuda
     return cudaGetLastError();
 }
 
-/* ---- column means (lsx_end_row) ----------------------------------------- */
+/* ---- serial passes down the columns; the column means (lsx_end_row) ----- */
 
 /* lsx_mean_step by the device's arithmetic shift, a floor as lsx_floor_shr
  * is: three dependent instructions a row instead of eight and a select */
@@ -1140,8 +1140,9 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
         const dim3 rows((pl->W + CI_COLS - 1) / CI_COLS, pl->H);
         if (bg) colerr_inputs_kernel<1><<<rows, CI_COLS + 32, 0, st>>>(*pl, *pp);
         else colerr_inputs_kernel<0><<<rows, CI_COLS + 32, 0, st>>>(*pl, *pp);
-        /* a warp a block: the serial pass's warps spread over the SMs */
-        column_errors_kernel<<<dim3((pl->W + CP_COLS - 1) / CP_COLS, lsx_npred(0, bg)), CP_THREADS, 0, st>>>(pl->W, pl->H, *pp, bg);
+        /* a block a member's 32 columns (column_pass) */
+        const dim3 ce_grid((pl->W + CP_COLS - 1) / CP_COLS, lsx_npred(0, bg));
+        column_errors_kernel<<<ce_grid, CP_THREADS, 0, st>>>(pl->W, pl->H, *pp, bg);
     }
     const dim3 grid((pl->W + SB_COLS - 1) / SB_COLS, (pl->H + SB_ROWS - 1) / SB_ROWS);
     switch (pp->set * 2 + bg) {
