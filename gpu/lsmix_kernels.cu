@@ -75,13 +75,6 @@ cudaError_t lsx_gpu_ioff(const uint32_t *hist, uint64_t px, uint16_t *ioff, cuda
 
 /* ---- serial passes down the columns; the column means (lsx_end_row) ----- */
 
-/* lsx_mean_step by the device's arithmetic shift, a floor as lsx_floor_shr
- * is: three dependent instructions a row instead of eight and a select */
-__device__ __forceinline__ int32_t mean_step_sar(int32_t c, int32_t v, int s)
-{
-    return c + ((v - c + (1 << (s - 1))) >> s);
-}
-
 /* A recurrence down each column of a plane (the column means, set 0's
  * column error levels): a few operations a row, which wait only on the
  * row's value.  One thread a column that loaded its next 32 rows ahead
@@ -89,7 +82,9 @@ __device__ __forceinline__ int32_t mean_step_sar(int32_t c, int32_t v, int s)
  * under ncu, on the LS stage's path, in 8 blocks of 128 columns).  Here a
  * block takes CP_COLS columns: its loader warps bring the next CP_ROWS
  * rows into shared memory, CP_ROWS / CP_LOADERS independent loads a lane,
- * while the lanes of warp 0 run their columns over the chunk before.
+ * while the lanes of warp 0 run their columns over the chunk before (the
+ * mean's step three dependent instructions a row: lsx_floor_shr is the
+ * device's arithmetic shift).
  * col.start(i, v) takes row 0's value, col.step(i, v) each next row's (i:
  * the value's index in the plane). */
 #define CP_COLS 32
@@ -142,8 +137,8 @@ struct column_means_col {
     {
         const int32_t q = 16 * (int32_t)v;
         cma[i] = a, cmb[i] = b;
-        a = mean_step_sar(a, q, LSX_CM_A_SHIFT);
-        b = mean_step_sar(b, q, LSX_CM_B_SHIFT);
+        a = lsx_mean_step(a, q, LSX_CM_A_SHIFT);
+        b = lsx_mean_step(b, q, LSX_CM_B_SHIFT);
     }
 };
 
@@ -984,7 +979,7 @@ struct column_errors_col {
     int shift;
     int32_t c;
     __device__ void start(size_t i, int32_t e) { col[i] = 0, c = e; }
-    __device__ void step(size_t i, int32_t e) { col[i] = c, c = mean_step_sar(c, e, shift); }
+    __device__ void step(size_t i, int32_t e) { col[i] = c, c = lsx_mean_step(c, e, shift); }
 };
 
 __global__ void __launch_bounds__(CP_THREADS) column_errors_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, int bg)
