@@ -301,6 +301,80 @@ __device__ __forceinline__ void ls_train_slide(const uint32_t *zs, int Z, int NE
     }
 }
 
+/* The default order's staging, in two passes.  First the values its
+ * regressors are made of, each loaded once into a scratch over the
+ * per-row sums gs (whose last reader, the chunk before's solves, ended at
+ * its barrier): pixel rows i0 - 1 .. i0 + nr at columns lo - K .. lo + nz
+ * (a row of PW = nz + K + 1), then the column means A and B of rows i0 ..
+ * i0 + nr at columns lo .. lo + nz - 1; 0 outside the image.  Every load
+ * of a batch is issued before its first store, and a warp's loads are
+ * adjacent words.  (The staging made each of a pixel's 13 regressors
+ * from global memory, bounds and all: 16 % of the kernel's stall samples,
+ * 42 % of them waiting on those loads; ncu, H100.) */
+#define LS_WARPS (LS_THREADS / 32)
+#define LS_RAW_ROWS 8 /* rows a warp has in flight: 3 loads a lane each */
+static_assert(LS_TC + (LSX_MAX_M - 1) + LSX_DEFAULT_K + 1 <= 32, "a warp's lanes span a staged row");
+__device__ __forceinline__ void ls_stage_raw(const ls_args &a, int K, uint32_t i0, int nr, int64_t lo, int nz,
+                                             uint32_t *raw)
+{
+    const int PW = nz + K + 1, lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
+    uint32_t *ma = raw + (nr + 2) * PW, *mb = ma + (nr + 1) * nz;
+    const int64_t np = lo - K + lane, nm = lo + lane; /* lane's pixel column, and its means' */
+    const bool p_in = lane < PW && np >= 0 && np < (int64_t)a.W, m_in = lane < nz && nm >= 0 && nm < (int64_t)a.W;
+    /* scratch row r: pixels of image row i0 - 1 + r (r < nr + 2), means of
+     * that row at r - 1 (1 <= r <= nr + 1) */
+    for (int r0 = warp; r0 < nr + 2; r0 += LS_RAW_ROWS * LS_WARPS) {
+        uint32_t v[LS_RAW_ROWS][3];
+#pragma unroll
+        for (int b = 0; b < LS_RAW_ROWS; b++) {
+            const int r = r0 + b * LS_WARPS;
+            const int64_t i = (int64_t)i0 - 1 + r;
+            const bool rp = r < nr + 2 && i >= 0, rm = r >= 1 && r <= nr + 1;
+            const size_t row = (size_t)(i >= 0 ? i : 0) * a.W;
+            v[b][0] = p_in && rp ? a.x[row + (size_t)np] : 0u;
+            v[b][1] = m_in && rm ? (uint32_t)a.cma[row + (size_t)nm] : 0u;
+            v[b][2] = m_in && rm ? (uint32_t)a.cmb[row + (size_t)nm] : 0u;
+        }
+#pragma unroll
+        for (int b = 0; b < LS_RAW_ROWS; b++) {
+            const int r = r0 + b * LS_WARPS;
+            if (r < nr + 2 && lane < PW) raw[r * PW + lane] = v[b][0];
+            if (r >= 1 && r <= nr + 1 && lane < nz) ma[(r - 1) * nz + lane] = v[b][1], mb[(r - 1) * nz + lane] = v[b][2];
+        }
+    }
+}
+
+/* Second, the staged regressors of every position (row ii, column lo +
+ * q) from the scratch, as lsx_regressor makes them: the lags, the three
+ * pixels above, the means, the constant and the target; a position
+ * outside the image all 0. */
+template <int ZC, int NZC> /* NZC: nz where it is a constant (else 0): t / nz a multiplication */
+__device__ __forceinline__ void ls_stage_expand(const ls_args &a, int K, int nr, int64_t lo, int nz_,
+                                                const uint32_t *raw, uint32_t *zs)
+{
+    const int nz = NZC ? NZC : nz_;
+    static_assert(ZC == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA + 1, "the default order's regressors");
+    const int PW = nz + K + 1, nm = (nr + 1) * nz;
+    const uint32_t *ma = raw + (nr + 2) * PW, *mb = ma + nm;
+    for (int t = threadIdx.x; t < nm; t += LS_THREADS) {
+        const int ii = t / nz, q = t % nz;
+        const int64_t n = lo + q;
+        uint32_t v[ZC];
+        const uint32_t *cur = raw + (ii + 1) * PW + q + K, *prev = cur - PW;
+#pragma unroll
+        for (int j = 0; j < LSX_DEFAULT_K; j++) v[j] = cur[-1 - j];
+#pragma unroll
+        for (int j = 0; j < LSX_PREV; j++) v[LSX_DEFAULT_K + j] = prev[j - 1];
+        v[LSX_DEFAULT_K + LSX_PREV] = ma[t];
+        v[LSX_DEFAULT_K + LSX_PREV + 1] = mb[t];
+        v[LSX_DEFAULT_K + LSX_PREV + 2] = LSX_CONST;
+        v[ZC - 1] = cur[0];
+        const bool in = n >= 0 && n < (int64_t)a.W;
+#pragma unroll
+        for (int j = 0; j < ZC; j++) zs[t * ZC + j] = in ? v[j] : 0u;
+    }
+}
+
 /* A block owns LS_TC columns.  For each chunk of rows it adds rows i one
  * by one to the columns' training sums of each forgetting shift (G <- G -
  * round(G / 2^f) + the window sum of z z^T, one window sum for both, the z
@@ -323,8 +397,8 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
     const int K = ZC ? ZC - 1 - LSX_PREV - LSX_EXTRA : a.K;
     uint64_t *gst = sm;                                          /* [nls][LS_TC][NE] running sums */
     uint64_t *gs = gst + (size_t)nls * LS_TC * NE;               /* [nls][rows][LS_TC][NE] per row */
-    uint32_t *zs = (uint32_t *)(gs + (size_t)nls * a.rows * LS_TC * NE); /* [rows][LS_TC + 2R][Z] */
-    uint8_t *er = (uint8_t *)(zs + (size_t)a.rows * (LS_TC + 2 * a.R) * Z); /* [NE] r, then [NE] s */
+    uint32_t *zs = (uint32_t *)(gs + (size_t)nls * a.rows * LS_TC * NE); /* [rows + 1][LS_TC + 2R][Z] */
+    uint8_t *er = (uint8_t *)(zs + (size_t)(a.rows + 1) * (LS_TC + 2 * a.R) * Z); /* [NE] r, then [NE] s */
     uint8_t *es = er + NE;
     const size_t plane = (size_t)a.rows * LS_TC * NE;
 
@@ -344,26 +418,20 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
 
     for (uint32_t i0 = 0; i0 + 1 < a.H; i0 += (uint32_t)a.rows) {
         const int nr = (int)min((uint32_t)a.rows, a.H - 1 - i0);
-        /* the regressors of every row of the chunk at once: one wait for
-         * global memory per chunk, not per row; a thread per pixel */
-        for (int t = threadIdx.x; t < nr * nz; t += LS_THREADS) {
-            const int ii = t / nz, q = t % nz;
-            const int64_t n = lo + q;
-            if (n < 0 || n >= (int64_t)a.W) {
-                for (int j = 0; j < Z; j++) zs[t * Z + j] = 0;
-            } else if (ZC) {
-                /* every load of a pixel issued before its first store
-                 * (unrolled, the regressors' kinds constants): one wait for
-                 * memory, not one a regressor past the lags (the staging
-                 * 165k -> 76k cycles of an LS block's 1.07M, H100; two
-                 * pixels a thread at once: 86k) */
-                uint32_t v[ZC ? ZC : 1];
-#pragma unroll
-                for (int j = 0; j < ZC; j++) v[j] = regressor(a, K, i0 + (uint32_t)ii, (uint32_t)n, j);
-#pragma unroll
-                for (int j = 0; j < ZC; j++) zs[t * Z + j] = v[j];
-            } else {
-                for (int j = 0; j < Z; j++) zs[t * Z + j] = regressor(a, K, i0 + (uint32_t)ii, (uint32_t)n, j);
+        /* the regressors of rows i0 .. i0 + nr at once (the last for the
+         * predictions of the chunk's last row): one wait for global memory
+         * per chunk, not per row */
+        if constexpr (ZC > 0) {
+            ls_stage_raw(a, K, i0, nr, lo, nz, (uint32_t *)gs);
+            __syncthreads();
+            if (RC > 0 && (uint32_t)RC == R) ls_stage_expand<ZC, LS_TC + 2 * RC>(a, K, nr, lo, nz, (const uint32_t *)gs, zs);
+            else ls_stage_expand<ZC, 0>(a, K, nr, lo, nz, (const uint32_t *)gs, zs);
+        } else {
+            for (int t = threadIdx.x; t < (nr + 1) * nz; t += LS_THREADS) {
+                const int ii = t / nz, q = t % nz;
+                const int64_t n = lo + q;
+                for (int j = 0; j < Z; j++)
+                    zs[t * Z + j] = n < 0 || n >= (int64_t)a.W ? 0u : regressor(a, K, i0 + (uint32_t)ii, (uint32_t)n, j);
             }
         }
         __syncthreads();
@@ -409,12 +477,16 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
             const uint64_t *g = gs + l * plane + ((size_t)ii * LS_TC + c) * NE;
             double coef[DM];
             const int k = ldl_solve<DM, UNROLLED>(ZC ? ZC - 1 : a.D, Z, g, a.ridge, coef);
-            /* pixel (m, n)'s regressors: staged, but for the chunk's last row */
-            const uint32_t *zp = ii + 1 < nr ? zs + ((size_t)(ii + 1) * nz + (size_t)(c + (int)R)) * Z : NULL;
+            /* pixel (m, n)'s regressors, staged; the sum cut at k by
+             * selects (the same additions as stopping there), no branch */
+            const uint32_t *zp = zs + ((size_t)(ii + 1) * nz + (size_t)(c + (int)R)) * Z;
             double v = 0.0;
 #pragma unroll
-            for (int j = 0; j < DM; j++)
-                if (j < k) v = v + coef[j] * (double)(zp ? zp[j] : regressor(a, K, m, n, j));
+            for (int j = 0; j < DM; j++) {
+                const uint32_t zj = ZC || j < Z ? zp[j] : 0u;
+                const double u = v + coef[j] * (double)zj;
+                v = j < k ? u : v;
+            }
             a.out[l][(size_t)m * a.pitch + (n - a.col0)] = v;
         }
         __syncthreads();
@@ -453,12 +525,16 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
     }
     const size_t zrow = (size_t)(LS_TC + 2 * a.R) * a.Z * 4;
     const size_t per_row = (size_t)nls * LS_TC * a.NE * 8 + zrow;
-    const size_t fixed = (size_t)nls * LS_TC * a.NE * 8 + 2 * (size_t)a.NE + 16;
+    /* the running sums, the staged row past the chunk's last, r and s */
+    const size_t fixed = (size_t)nls * LS_TC * a.NE * 8 + zrow + 2 * (size_t)a.NE + 16;
     size_t rows = (LS_SMEM_BUDGET - fixed) / per_row;
     const size_t solvers = LS_THREADS / (LS_TC * (size_t)nls); /* rows whose solves fill the block once */
     if (rows > solvers) rows = solvers;
     a.rows = (int)rows;
     a.pitch = pitch, a.col0 = col0;
+    /* the default order's raw staging (ls_stage_raw) lies over the per-row sums */
+    const size_t raw = ((rows + 2) * (LS_TC + 2 * a.R + a.K + 1) + 2 * (rows + 1) * (LS_TC + 2 * a.R)) * 4;
+    if (raw > (size_t)nls * rows * LS_TC * a.NE * 8) return cudaErrorInvalidValue;
     const size_t smem = fixed + per_row * rows;
     /* the default order and M with the trainings' count a constant too:
      * the training's loop then has no test of it a column and a row */
