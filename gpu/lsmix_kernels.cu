@@ -261,15 +261,17 @@ __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ri
  * the products: their SMs took 1.26 M cycles while the others took 0.79 to
  * 0.86 M (ncu, H100), and the kernel lasts its slowest block.) */
 template <int RC>
-__device__ __forceinline__ void ls_train_slide(const uint32_t *zs, int Z, int NE, int nz, int nr, const uint8_t *er,
+__device__ __forceinline__ void ls_train_slide(const uint32_t *zs, int Z, int NE, int nr, const uint8_t *er,
                                                const uint8_t *es, uint64_t *gst, uint64_t *gs, size_t plane,
                                                int nls, int f0, int f1)
 {
     static_assert(LS_TC % LS_CPG == 0, "whole groups of columns");
-    const int zrow = nz * Z;
+    constexpr int NQ = LS_CPG + 2 * RC, NZ = LS_TC + 2 * RC; /* staged columns a thread reads, and a row's */
+    static_assert(NQ % 4 == 0 && NZ % 4 == 0 && LS_CPG % 4 == 0, "whole 16-byte words");
+    const int zrow = NZ * Z;
     for (int t = threadIdx.x; t < LS_TC / LS_CPG * NE; t += LS_THREADS) {
         const int c0 = t / NE * LS_CPG, e = t % NE;
-        const uint32_t *zr = zs + c0 * Z + er[e], *zsb = zs + c0 * Z + es[e];
+        const uint32_t *zr = zs + er[e] * NZ + c0, *zsb = zs + es[e] * NZ + c0;
         uint64_t g[2][LS_CPG];
 #pragma unroll
         for (int c = 0; c < LS_CPG; c++) {
@@ -277,11 +279,19 @@ __device__ __forceinline__ void ls_train_slide(const uint32_t *zs, int Z, int NE
             g[1][c] = nls > 1 ? gst[LS_TC * NE + (c0 + c) * NE + e] : 0;
         }
         uint64_t *out = gs + c0 * NE + e;
+#pragma unroll 2
         for (int ii = 0; ii < nr; ii++, zr += zrow, zsb += zrow, out += LS_TC * NE) {
-            uint64_t pre[LS_CPG + 2 * RC + 1]; /* pre[q]: the products of staged columns c0 .. c0 + q - 1 */
+            uint32_t vr[NQ], vs[NQ]; /* regressors r and s of staged columns c0 .. c0 + NQ - 1 */
+#pragma unroll
+            for (int q = 0; q < NQ; q += 4) {
+                const uint4 u = *(const uint4 *)(zr + q), w = *(const uint4 *)(zsb + q);
+                vr[q] = u.x, vr[q + 1] = u.y, vr[q + 2] = u.z, vr[q + 3] = u.w;
+                vs[q] = w.x, vs[q + 1] = w.y, vs[q + 2] = w.z, vs[q + 3] = w.w;
+            }
+            uint64_t pre[NQ + 1]; /* pre[q]: the products of staged columns c0 .. c0 + q - 1 */
             pre[0] = 0;
 #pragma unroll
-            for (int q = 0; q < LS_CPG + 2 * RC; q++) pre[q + 1] = pre[q] + (uint64_t)zr[q * Z] * zsb[q * Z];
+            for (int q = 0; q < NQ; q++) pre[q + 1] = pre[q] + (uint64_t)vr[q] * vs[q];
 #pragma unroll
             for (int c = 0; c < LS_CPG; c++) {
                 const uint64_t sum = pre[c + 2 * RC + 1] - pre[c];
@@ -371,7 +381,7 @@ __device__ __forceinline__ void ls_stage_expand(const ls_args &a, int K, int nr,
         v[ZC - 1] = cur[0];
         const bool in = n >= 0 && n < (int64_t)a.W;
 #pragma unroll
-        for (int j = 0; j < ZC; j++) zs[t * ZC + j] = in ? v[j] : 0u;
+        for (int j = 0; j < ZC; j++) zs[(ii * ZC + j) * nz + q] = in ? v[j] : 0u;
     }
 }
 
@@ -388,7 +398,7 @@ __device__ __forceinline__ void ls_stage_expand(const ls_args &a, int K, int nr,
 template <int DM, bool UNROLLED, int ZC, int RC, int NLS> /* NLS: a.nls where a constant (else 0) */
 __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kernel(ls_args a)
 {
-    extern __shared__ uint64_t sm[];
+    extern __shared__ __align__(16) uint64_t sm[];
     /* ZC: the regressor count + 1 where it is a constant (the default
      * order): the window's shared-memory offsets become immediates, which
      * the training loop, short of registers beside the solve, needs, and
@@ -397,7 +407,9 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
     const int K = ZC ? ZC - 1 - LSX_PREV - LSX_EXTRA : a.K;
     uint64_t *gst = sm;                                          /* [nls][LS_TC][NE] running sums */
     uint64_t *gs = gst + (size_t)nls * LS_TC * NE;               /* [nls][rows][LS_TC][NE] per row */
-    uint32_t *zs = (uint32_t *)(gs + (size_t)nls * a.rows * LS_TC * NE); /* [rows + 1][LS_TC + 2R][Z] */
+    /* [rows + 1][Z][LS_TC + 2R]: a row's regressor j of every staged column
+     * adjacent (whole 16-byte words for the training's loads) */
+    uint32_t *zs = (uint32_t *)(gs + (size_t)nls * a.rows * LS_TC * NE);
     uint8_t *er = (uint8_t *)(zs + (size_t)(a.rows + 1) * (LS_TC + 2 * a.R) * Z); /* [NE] r, then [NE] s */
     uint8_t *es = er + NE;
     const size_t plane = (size_t)a.rows * LS_TC * NE;
@@ -431,7 +443,8 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
                 const int ii = t / nz, q = t % nz;
                 const int64_t n = lo + q;
                 for (int j = 0; j < Z; j++)
-                    zs[t * Z + j] = n < 0 || n >= (int64_t)a.W ? 0u : regressor(a, K, i0 + (uint32_t)ii, (uint32_t)n, j);
+                    zs[(ii * Z + j) * nz + q] =
+                        n < 0 || n >= (int64_t)a.W ? 0u : regressor(a, K, i0 + (uint32_t)ii, (uint32_t)n, j);
             }
         }
         __syncthreads();
@@ -440,13 +453,13 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
          * regressors are all staged, so no barrier between rows */
         const int zrow = nz * Z;
         if (RC > 0 && (uint32_t)RC == R) {
-            ls_train_slide<RC>(zs, Z, NE, nz, nr, er, es, gst, gs, plane, nls, a.f[0], a.f[1]);
+            ls_train_slide<RC>(zs, Z, NE, nr, er, es, gst, gs, plane, nls, a.f[0], a.f[1]);
         } else
         for (int t = threadIdx.x; t < cols * NE; t += LS_THREADS) {
             const int c = t / NE, e = t % NE;
             const uint32_t n = cb0 + (uint32_t)c;
             const int q0 = (int)((int64_t)(n > R ? n - R : 0) - lo), len = (int)((int64_t)min(n + R + 1, a.W) - lo) - q0;
-            const uint32_t *zr = zs + q0 * Z + er[e], *zsb = zs + q0 * Z + es[e];
+            const uint32_t *zr = zs + er[e] * nz + q0, *zsb = zs + es[e] * nz + q0;
             uint64_t g[2] = {gst[t], nls > 1 ? gst[LS_TC * NE + t] : 0};
             uint64_t *out = gs + t;
 #pragma unroll 2
@@ -455,9 +468,9 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
                 if (len <= LS_WIN_UNROLLED) {
 #pragma unroll
                     for (int q = 0; q < LS_WIN_UNROLLED; q++)
-                        if (q < len) sum += (uint64_t)zr[q * Z] * zsb[q * Z];
+                        if (q < len) sum += (uint64_t)zr[q] * zsb[q];
                 } else {
-                    for (int q = 0; q < len; q++) sum += (uint64_t)zr[q * Z] * zsb[q * Z];
+                    for (int q = 0; q < len; q++) sum += (uint64_t)zr[q] * zsb[q];
                 }
 #pragma unroll
                 for (int l = 0; l < 2; l++) {
@@ -479,11 +492,11 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
             const int k = ldl_solve<DM, UNROLLED>(ZC ? ZC - 1 : a.D, Z, g, a.ridge, coef);
             /* pixel (m, n)'s regressors, staged; the sum cut at k by
              * selects (the same additions as stopping there), no branch */
-            const uint32_t *zp = zs + ((size_t)(ii + 1) * nz + (size_t)(c + (int)R)) * Z;
+            const uint32_t *zp = zs + (size_t)(ii + 1) * Z * nz + (size_t)(c + (int)R);
             double v = 0.0;
 #pragma unroll
             for (int j = 0; j < DM; j++) {
-                const uint32_t zj = ZC || j < Z ? zp[j] : 0u;
+                const uint32_t zj = ZC || j < Z ? zp[j * nz] : 0u;
                 const double u = v + coef[j] * (double)zj;
                 v = j < k ? u : v;
             }
