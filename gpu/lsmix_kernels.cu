@@ -279,6 +279,9 @@ __device__ __forceinline__ void ls_train_slide(const uint32_t *zs, int Z, int NE
             g[1][c] = nls > 1 ? gst[LS_TC * NE + (c0 + c) * NE + e] : 0;
         }
         uint64_t *out = gs + c0 * NE + e;
+        /* two rows at a time: their products are independent, only the
+         * forgetting steps chain (two trainings: the LS kernel 595 -> 568
+         * us on the echelle frame; one: the same) */
 #pragma unroll 2
         for (int ii = 0; ii < nr; ii++, zr += zrow, zsb += zrow, out += LS_TC * NE) {
             uint32_t vr[NQ], vs[NQ]; /* regressors r and s of staged columns c0 .. c0 + NQ - 1 */
