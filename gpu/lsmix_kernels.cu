@@ -327,11 +327,24 @@ __device__ __forceinline__ void ls_train_slide(const uint32_t *zs, int Z, int NE
 #define LS_WARPS (LS_THREADS / 32)
 #define LS_RAW_ROWS 8 /* rows a warp has in flight: 3 loads a lane each */
 static_assert(LS_TC + (LSX_MAX_M - 1) + LSX_DEFAULT_K + 1 <= 32, "a warp's lanes span a staged row");
+
+/* The scratch's layout for a chunk of nr rows (words): nr + 2 pixel rows
+ * of nz + K + 1, then the means A, then B, `means` words each (the
+ * staging's passes and the host's check of its room). */
+struct ls_raw_layout {
+    int pixels, means;
+};
+__host__ __device__ __forceinline__ ls_raw_layout ls_raw_layout_of(int nr, int nz, int K)
+{
+    return {(nr + 2) * (nz + K + 1), (nr + 1) * nz};
+}
+
 __device__ __forceinline__ void ls_stage_raw(const ls_args &a, int K, uint32_t i0, int nr, int64_t lo, int nz,
                                              uint32_t *raw)
 {
     const int PW = nz + K + 1, lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
-    uint32_t *ma = raw + (nr + 2) * PW, *mb = ma + (nr + 1) * nz;
+    const ls_raw_layout L = ls_raw_layout_of(nr, nz, K);
+    uint32_t *ma = raw + L.pixels, *mb = ma + L.means;
     const int64_t np = lo - K + lane, nm = lo + lane; /* lane's pixel column, and its means' */
     const bool p_in = lane < PW && np >= 0 && np < (int64_t)a.W, m_in = lane < nz && nm >= 0 && nm < (int64_t)a.W;
     /* scratch row r: pixels of image row i0 - 1 + r (r < nr + 2), means of
@@ -367,8 +380,10 @@ __device__ __forceinline__ void ls_stage_expand(const ls_args &a, int K, int nr,
 {
     const int nz = NZC ? NZC : nz_;
     static_assert(ZC == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA + 1, "the default order's regressors");
-    const int PW = nz + K + 1, nm = (nr + 1) * nz;
-    const uint32_t *ma = raw + (nr + 2) * PW, *mb = ma + nm;
+    const int PW = nz + K + 1;
+    const ls_raw_layout L = ls_raw_layout_of(nr, nz, K);
+    const int nm = L.means;
+    const uint32_t *ma = raw + L.pixels, *mb = ma + nm;
     for (int t = threadIdx.x; t < nm; t += LS_THREADS) {
         const int ii = t / nz, q = t % nz;
         const int64_t n = lo + q;
@@ -424,6 +439,7 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
      * outside the image staged as 0 (their products add nothing) */
     const int64_t lo = (int64_t)cb0 - R;
     const int nz = LS_TC + 2 * (int)R;
+    const bool slide = RC > 0 && (uint32_t)RC == R; /* ls_train_slide, and nz the constant LS_TC + 2 RC */
 
     for (int t = threadIdx.x; t < nls * LS_TC * NE; t += LS_THREADS) gst[t] = 0;
     if (threadIdx.x == 0)
@@ -439,7 +455,7 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
         if constexpr (ZC > 0) {
             ls_stage_raw(a, K, i0, nr, lo, nz, (uint32_t *)gs);
             __syncthreads();
-            if (RC > 0 && (uint32_t)RC == R) ls_stage_expand<ZC, LS_TC + 2 * RC>(a, K, nr, lo, nz, (const uint32_t *)gs, zs);
+            if (slide) ls_stage_expand<ZC, LS_TC + 2 * RC>(a, K, nr, lo, nz, (const uint32_t *)gs, zs);
             else ls_stage_expand<ZC, 0>(a, K, nr, lo, nz, (const uint32_t *)gs, zs);
         } else {
             for (int t = threadIdx.x; t < (nr + 1) * nz; t += LS_THREADS) {
@@ -455,7 +471,7 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
          * chunk: the entries are independent recurrences, and the chunk's
          * regressors are all staged, so no barrier between rows */
         const int zrow = nz * Z;
-        if (RC > 0 && (uint32_t)RC == R) {
+        if (slide) {
             ls_train_slide<RC>(zs, Z, NE, nr, er, es, gst, gs, plane, nls, a.f[0], a.f[1]);
         } else
         for (int t = threadIdx.x; t < cols * NE; t += LS_THREADS) {
@@ -549,8 +565,10 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
     a.rows = (int)rows;
     a.pitch = pitch, a.col0 = col0;
     /* the default order's raw staging (ls_stage_raw) lies over the per-row sums */
-    const size_t raw = ((rows + 2) * (LS_TC + 2 * a.R + a.K + 1) + 2 * (rows + 1) * (LS_TC + 2 * a.R)) * 4;
-    if (raw > (size_t)nls * rows * LS_TC * a.NE * 8) return cudaErrorInvalidValue;
+    const ls_raw_layout raw = ls_raw_layout_of(a.rows, LS_TC + 2 * a.R, a.K);
+    if (a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA &&
+        (size_t)(raw.pixels + 2 * raw.means) * 4 > (size_t)nls * rows * LS_TC * a.NE * 8)
+        return cudaErrorInvalidValue;
     const size_t smem = fixed + per_row * rows;
     /* the default order and M with the trainings' count a constant too:
      * the training's loop then has no test of it a column and a row */
