@@ -163,8 +163,9 @@ cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int3
 #define LS_ROWS_MAX 16   /* rows per chunk: 2 trainings x 16 rows x LS_TC columns, a solve a thread */
 #define LS_THREADS (2 * LS_ROWS_MAX * LS_TC)
 /* a block's dynamic shared memory: two blocks, with the 1 kB the driver
- * keeps for each, within an SM's 228 kB */
-#define LS_SMEM_BUDGET (LSX_GPU_LS_BLOCKS_PER_SM == 1 ? 210 * 1024 : 110 * 1024)
+ * keeps for each, within an SM's 228 kB (2 x 113 kB; one trainings'
+ * chunk of 30 rows and its scratch take 111.5 kB) */
+#define LS_SMEM_BUDGET (LSX_GPU_LS_BLOCKS_PER_SM == 1 ? 210 * 1024 : 112 * 1024)
 #define LS_WIN_UNROLLED 9 /* windows of up to M = 9 columns run unrolled */
 #define LS_CPG 4          /* columns a training thread slides its window over (inner blocks) */
 
@@ -315,56 +316,67 @@ __device__ __forceinline__ void ls_train_slide(const uint32_t *zs, int Z, int NE
 }
 
 /* The default order's staging, in two passes.  First the values its
- * regressors are made of, each loaded once into a scratch over the
- * per-row sums gs (whose last reader, the chunk before's solves, ended at
- * its barrier): pixel rows i0 - 1 .. i0 + nr at columns lo - K .. lo + nz
- * (a row of PW = nz + K + 1), then the column means A and B of rows i0 ..
- * i0 + nr at columns lo .. lo + nz - 1; 0 outside the image.  Every load
- * of a batch is issued before its first store, and a warp's loads are
- * adjacent words.  (The staging made each of a pixel's 13 regressors
- * from global memory, bounds and all: 16 % of the kernel's stall samples,
- * 42 % of them waiting on those loads; ncu, H100.) */
+ * regressors are made of, each loaded once into a scratch of its own:
+ * pixel rows i0 - 1 .. i0 + nr at columns lo - K .. lo + nz (a row of PW =
+ * nz + K + 1, 16-bit), then the column means A and B of rows i0 .. i0 + nr
+ * at columns lo .. lo + nz - 1; 0 outside the image.  Every load of a
+ * batch is issued before its first store, and a warp's loads are adjacent
+ * words.  (The staging made each of a pixel's 13 regressors from global
+ * memory, bounds and all: 16 % of the kernel's stall samples, 42 % of them
+ * waiting on those loads; ncu, H100.)  Where the window slides
+ * (ls_train_slide), the training leaves the block's last warp idle: that
+ * warp stages the next chunk's scratch while the others train, and only
+ * the first chunk's is staged by the whole block. */
 #define LS_WARPS (LS_THREADS / 32)
-#define LS_RAW_ROWS 8 /* rows a warp has in flight: 3 loads a lane each */
+#define LS_RAW_ROWS 8       /* rows a warp has in flight when every warp stages: 3 loads a lane each */
+#define LS_RAW_ROWS_AHEAD 16 /* rows in flight when the last warp alone stages the next chunk */
 static_assert(LS_TC + (LSX_MAX_M - 1) + LSX_DEFAULT_K + 1 <= 32, "a warp's lanes span a staged row");
 
-/* The scratch's layout for a chunk of nr rows (words): nr + 2 pixel rows
- * of nz + K + 1, then the means A, then B, `means` words each (the
- * staging's passes and the host's check of its room). */
+/* The scratch's layout for a chunk of nr rows: nr + 2 pixel rows of nz +
+ * K + 1 halfwords (padded to a whole word), then the means A, then B,
+ * `means` words each (the staging's passes, and the host's room for it). */
 struct ls_raw_layout {
-    int pixels, means;
+    int pixel_words, means;
+    __host__ __device__ int words() const { return pixel_words + 2 * means; }
 };
 __host__ __device__ __forceinline__ ls_raw_layout ls_raw_layout_of(int nr, int nz, int K)
 {
-    return {(nr + 2) * (nz + K + 1), (nr + 1) * nz};
+    return {((nr + 2) * (nz + K + 1) + 1) / 2, (nr + 1) * nz};
 }
 
+/* NW warps, this thread's the warp-th of them, stage the scratch of rows
+ * i0 .. i0 + nr, ROWS rows a warp in flight */
+template <int NW, int ROWS>
 __device__ __forceinline__ void ls_stage_raw(const ls_args &a, int K, uint32_t i0, int nr, int64_t lo, int nz,
-                                             uint32_t *raw)
+                                             int warp, uint32_t *raw)
 {
-    const int PW = nz + K + 1, lane = (int)(threadIdx.x & 31), warp = (int)(threadIdx.x >> 5);
+    const int PW = nz + K + 1, lane = (int)(threadIdx.x & 31);
     const ls_raw_layout L = ls_raw_layout_of(nr, nz, K);
-    uint32_t *ma = raw + L.pixels, *mb = ma + L.means;
+    uint16_t *px = (uint16_t *)raw;
+    uint32_t *ma = raw + L.pixel_words, *mb = ma + L.means;
     const int64_t np = lo - K + lane, nm = lo + lane; /* lane's pixel column, and its means' */
     const bool p_in = lane < PW && np >= 0 && np < (int64_t)a.W, m_in = lane < nz && nm >= 0 && nm < (int64_t)a.W;
+    const uint16_t *xc = a.x + (p_in ? np : 0);
+    const int32_t *ac = a.cma + (m_in ? nm : 0), *bc = a.cmb + (m_in ? nm : 0);
     /* scratch row r: pixels of image row i0 - 1 + r (r < nr + 2), means of
-     * that row at r - 1 (1 <= r <= nr + 1) */
-    for (int r0 = warp; r0 < nr + 2; r0 += LS_RAW_ROWS * LS_WARPS) {
-        uint32_t v[LS_RAW_ROWS][3];
+     * that row at r - 1 (1 <= r <= nr + 1); the row's offset a 32-bit row
+     * index times W (i0 - 1 wraps where i0 = 0, and that row is not read) */
+    for (int r0 = warp; r0 < nr + 2; r0 += ROWS * NW) {
+        uint32_t v[ROWS][3];
 #pragma unroll
-        for (int b = 0; b < LS_RAW_ROWS; b++) {
-            const int r = r0 + b * LS_WARPS;
-            const int64_t i = (int64_t)i0 - 1 + r;
-            const bool rp = r < nr + 2 && i >= 0, rm = r >= 1 && r <= nr + 1;
-            const size_t row = (size_t)(i >= 0 ? i : 0) * a.W;
-            v[b][0] = p_in && rp ? a.x[row + (size_t)np] : 0u;
-            v[b][1] = m_in && rm ? (uint32_t)a.cma[row + (size_t)nm] : 0u;
-            v[b][2] = m_in && rm ? (uint32_t)a.cmb[row + (size_t)nm] : 0u;
+        for (int b = 0; b < ROWS; b++) {
+            const int r = r0 + b * NW;
+            const uint32_t i = i0 - 1u + (uint32_t)r;
+            const bool rp = r < nr + 2 && (i0 > 0 || r > 0), rm = r >= 1 && r <= nr + 1;
+            const size_t off = (size_t)i * a.W;
+            v[b][0] = p_in && rp ? xc[off] : 0u;
+            v[b][1] = m_in && rm ? (uint32_t)ac[off] : 0u;
+            v[b][2] = m_in && rm ? (uint32_t)bc[off] : 0u;
         }
 #pragma unroll
-        for (int b = 0; b < LS_RAW_ROWS; b++) {
-            const int r = r0 + b * LS_WARPS;
-            if (r < nr + 2 && lane < PW) raw[r * PW + lane] = v[b][0];
+        for (int b = 0; b < ROWS; b++) {
+            const int r = r0 + b * NW;
+            if (r < nr + 2 && lane < PW) px[r * PW + lane] = (uint16_t)v[b][0];
             if (r >= 1 && r <= nr + 1 && lane < nz) ma[(r - 1) * nz + lane] = v[b][1], mb[(r - 1) * nz + lane] = v[b][2];
         }
     }
@@ -383,12 +395,13 @@ __device__ __forceinline__ void ls_stage_expand(const ls_args &a, int K, int nr,
     const int PW = nz + K + 1;
     const ls_raw_layout L = ls_raw_layout_of(nr, nz, K);
     const int nm = L.means;
-    const uint32_t *ma = raw + L.pixels, *mb = ma + nm;
+    const uint16_t *px = (const uint16_t *)raw;
+    const uint32_t *ma = raw + L.pixel_words, *mb = ma + nm;
     for (int t = threadIdx.x; t < nm; t += LS_THREADS) {
         const int ii = t / nz, q = t % nz;
         const int64_t n = lo + q;
         uint32_t v[ZC];
-        const uint32_t *cur = raw + (ii + 1) * PW + q + K, *prev = cur - PW;
+        const uint16_t *cur = px + (ii + 1) * PW + q + K, *prev = cur - PW;
 #pragma unroll
         for (int j = 0; j < LSX_DEFAULT_K; j++) v[j] = cur[-1 - j];
 #pragma unroll
@@ -428,7 +441,9 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
     /* [rows + 1][Z][LS_TC + 2R]: a row's regressor j of every staged column
      * adjacent (whole 16-byte words for the training's loads) */
     uint32_t *zs = (uint32_t *)(gs + (size_t)nls * a.rows * LS_TC * NE);
-    uint8_t *er = (uint8_t *)(zs + (size_t)(a.rows + 1) * (LS_TC + 2 * a.R) * Z); /* [NE] r, then [NE] s */
+    /* the default order's scratch (ls_stage_raw), then [NE] r and [NE] s */
+    uint32_t *raw = zs + (size_t)(a.rows + 1) * (LS_TC + 2 * a.R) * Z;
+    uint8_t *er = (uint8_t *)(raw + (ZC ? ls_raw_layout_of(a.rows, LS_TC + 2 * a.R, K).words() : 0));
     uint8_t *es = er + NE;
     const size_t plane = (size_t)a.rows * LS_TC * NE;
 
@@ -441,10 +456,16 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
     const int nz = LS_TC + 2 * (int)R;
     const bool slide = RC > 0 && (uint32_t)RC == R; /* ls_train_slide, and nz the constant LS_TC + 2 RC */
 
+    /* the sliding training leaves the last warp to stage the next chunk */
+    static_assert(ZC == 0 || LS_TC / LS_CPG * (ZC * (ZC + 1) / 2) <= LS_THREADS - 32, "the last warp is free");
+    const bool ahead = ZC > 0 && slide;
+    const int warp = (int)(threadIdx.x >> 5);
+
     for (int t = threadIdx.x; t < nls * LS_TC * NE; t += LS_THREADS) gst[t] = 0;
     if (threadIdx.x == 0)
         for (int r = 0, e = 0; r < Z; r++)
             for (int s = r; s < Z; s++, e++) er[e] = (uint8_t)r, es[e] = (uint8_t)s; /* e = lsx_tri(r, s, Z) */
+    if (ahead) ls_stage_raw<LS_WARPS, LS_RAW_ROWS>(a, K, 0, (int)min((uint32_t)a.rows, a.H - 1), lo, nz, warp, raw);
     __syncthreads();
 
     for (uint32_t i0 = 0; i0 + 1 < a.H; i0 += (uint32_t)a.rows) {
@@ -453,10 +474,12 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
          * predictions of the chunk's last row): one wait for global memory
          * per chunk, not per row */
         if constexpr (ZC > 0) {
-            ls_stage_raw(a, K, i0, nr, lo, nz, (uint32_t *)gs);
-            __syncthreads();
-            if (slide) ls_stage_expand<ZC, LS_TC + 2 * RC>(a, K, nr, lo, nz, (const uint32_t *)gs, zs);
-            else ls_stage_expand<ZC, 0>(a, K, nr, lo, nz, (const uint32_t *)gs, zs);
+            if (!ahead) {
+                ls_stage_raw<LS_WARPS, LS_RAW_ROWS>(a, K, i0, nr, lo, nz, warp, raw);
+                __syncthreads();
+            }
+            if (slide) ls_stage_expand<ZC, LS_TC + 2 * RC>(a, K, nr, lo, nz, raw, zs);
+            else ls_stage_expand<ZC, 0>(a, K, nr, lo, nz, raw, zs);
         } else {
             for (int t = threadIdx.x; t < (nr + 1) * nz; t += LS_THREADS) {
                 const int ii = t / nz, q = t % nz;
@@ -472,7 +495,12 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
          * regressors are all staged, so no barrier between rows */
         const int zrow = nz * Z;
         if (slide) {
-            ls_train_slide<RC>(zs, Z, NE, nr, er, es, gst, gs, plane, nls, a.f[0], a.f[1]);
+            const uint32_t i1 = i0 + (uint32_t)a.rows; /* the next chunk */
+            if (!ahead || warp < LS_WARPS - 1)
+                ls_train_slide<RC>(zs, Z, NE, nr, er, es, gst, gs, plane, nls, a.f[0], a.f[1]);
+            else if (ahead && i1 + 1 < a.H)
+                ls_stage_raw<1, LS_RAW_ROWS_AHEAD>(a, K, i1, (int)min((uint32_t)a.rows, a.H - 1 - i1), lo, nz, 0,
+                                                   raw);
         } else
         for (int t = threadIdx.x; t < cols * NE; t += LS_THREADS) {
             const int c = t / NE, e = t % NE;
@@ -559,17 +587,18 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
     const size_t per_row = (size_t)nls * LS_TC * a.NE * 8 + zrow;
     /* the running sums, the staged row past the chunk's last, r and s */
     const size_t fixed = (size_t)nls * LS_TC * a.NE * 8 + zrow + 2 * (size_t)a.NE + 16;
-    size_t rows = (LS_SMEM_BUDGET - fixed) / per_row;
-    const size_t solvers = LS_THREADS / (LS_TC * (size_t)nls); /* rows whose solves fill the block once */
-    if (rows > solvers) rows = solvers;
+    /* and the default order's scratch (ls_stage_raw) */
+    const bool scratch = a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA;
+    const auto smem_of = [&](size_t rows) {
+        return fixed + per_row * rows +
+               (scratch ? (size_t)ls_raw_layout_of((int)rows, LS_TC + 2 * a.R, a.K).words() * 4 : 0);
+    };
+    size_t rows = LS_THREADS / (LS_TC * (size_t)nls); /* rows whose solves fill the block once */
+    while (rows > 1 && smem_of(rows) > LS_SMEM_BUDGET) rows--;
+    if (smem_of(rows) > LS_SMEM_BUDGET) return cudaErrorInvalidValue;
     a.rows = (int)rows;
     a.pitch = pitch, a.col0 = col0;
-    /* the default order's raw staging (ls_stage_raw) lies over the per-row sums */
-    const ls_raw_layout raw = ls_raw_layout_of(a.rows, LS_TC + 2 * a.R, a.K);
-    if (a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA &&
-        (size_t)(raw.pixels + 2 * raw.means) * 4 > (size_t)nls * rows * LS_TC * a.NE * 8)
-        return cudaErrorInvalidValue;
-    const size_t smem = fixed + per_row * rows;
+    const size_t smem = smem_of(rows);
     /* the default order and M with the trainings' count a constant too:
      * the training's loop then has no test of it a column and a row */
     if (a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA && a.R == (LSX_DEFAULT_M - 1) / 2)
