@@ -163,8 +163,8 @@ cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int3
 #define LS_ROWS_MAX 16   /* rows per chunk: 2 trainings x 16 rows x LS_TC columns, a solve a thread */
 #define LS_THREADS (2 * LS_ROWS_MAX * LS_TC)
 /* a block's dynamic shared memory: two blocks, with the 1 kB the driver
- * keeps for each, within an SM's 228 kB (2 x 113 kB; one trainings'
- * chunk of 30 rows and its scratch take 111.5 kB) */
+ * keeps for each, within an SM's 228 kB (2 x 113 kB; one training's
+ * chunk of 30 rows with its scratch takes 111.5 kB) */
 #define LS_SMEM_BUDGET (LSX_GPU_LS_BLOCKS_PER_SM == 1 ? 210 * 1024 : 112 * 1024)
 #define LS_WIN_UNROLLED 9 /* windows of up to M = 9 columns run unrolled */
 #define LS_CPG 4          /* columns a training thread slides its window over (inner blocks) */
@@ -498,7 +498,7 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
             const uint32_t i1 = i0 + (uint32_t)a.rows; /* the next chunk */
             if (!ahead || warp < LS_WARPS - 1)
                 ls_train_slide<RC>(zs, Z, NE, nr, er, es, gst, gs, plane, nls, a.f[0], a.f[1]);
-            else if (ahead && i1 + 1 < a.H)
+            else if (i1 + 1 < a.H)
                 ls_stage_raw<1, LS_RAW_ROWS_AHEAD>(a, K, i1, (int)min((uint32_t)a.rows, a.H - 1 - i1), lo, nz, 0,
                                                    raw);
         } else
