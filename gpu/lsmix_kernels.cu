@@ -587,11 +587,12 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
     const size_t per_row = (size_t)nls * LS_TC * a.NE * 8 + zrow;
     /* the running sums, the staged row past the chunk's last, r and s */
     const size_t fixed = (size_t)nls * LS_TC * a.NE * 8 + zrow + 2 * (size_t)a.NE + 16;
-    /* and the default order's scratch (ls_stage_raw) */
-    const bool scratch = a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA;
+    /* and the default order's scratch (ls_stage_raw): its kernels are
+     * ls_kernel<12, true, 13, ...> */
+    const bool default_order = a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA;
     const auto smem_of = [&](size_t rows) {
         return fixed + per_row * rows +
-               (scratch ? (size_t)ls_raw_layout_of((int)rows, LS_TC + 2 * a.R, a.K).words() * 4 : 0);
+               (default_order ? (size_t)ls_raw_layout_of((int)rows, LS_TC + 2 * a.R, a.K).words() * 4 : 0);
     };
     size_t rows = LS_THREADS / (LS_TC * (size_t)nls); /* rows whose solves fill the block once */
     while (rows > 1 && smem_of(rows) > LS_SMEM_BUDGET) rows--;
@@ -601,10 +602,10 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
     const size_t smem = smem_of(rows);
     /* the default order and M with the trainings' count a constant too:
      * the training's loop then has no test of it a column and a row */
-    if (a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA && a.R == (LSX_DEFAULT_M - 1) / 2)
+    if (default_order && a.R == (LSX_DEFAULT_M - 1) / 2)
         return nls == 1 ? launch_ls<12, true, 13, (LSX_DEFAULT_M - 1) / 2, 1>(a, smem, st)
                         : launch_ls<12, true, 13, (LSX_DEFAULT_M - 1) / 2, 2>(a, smem, st);
-    if (a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA) return launch_ls<12, true, 13>(a, smem, st);
+    if (default_order) return launch_ls<12, true, 13>(a, smem, st);
     if (a.D <= 12) return launch_ls<12, true, 0>(a, smem, st);
     if (a.D <= 16) return launch_ls<16, false, 0>(a, smem, st);
     return launch_ls<LSX_MAX_D, false, 0>(a, smem, st);
