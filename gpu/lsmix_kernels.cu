@@ -1216,32 +1216,54 @@ static __device__ __forceinline__ void warp_count(T *counter, uint32_t bin, bool
     if ((threadIdx.x & 31) == (unsigned)(__ffs(same) - 1)) atomicAdd(&counter[bin], (T)__popc(same));
 }
 
-__global__ void activity_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp, uint32_t *thr_hist)
+#define ACT_THREADS 256
+#define ACT_PIX 4 /* pixels a thread a step, a grid apart */
+
+/* Each pixel's context activity (act16) into pp.act, the histogram of the
+ * intensity tokens (pp.itok_hist) and, where thr_hist is given, the DP's
+ * (activity bin, intensity token, residual token) histogram.  A thread
+ * takes four pixels a step, a grid of threads apart, so that their
+ * neighbours' loads are in flight together: with a pixel a thread the
+ * kernel waited on them (ncu, H100: a third of its stall samples).  The
+ * block's token counts are 32-bit (a 64-bit shared add is a loop of
+ * compare-and-swaps); the block adds them to the 64-bit histogram. */
+__global__ void __launch_bounds__(ACT_THREADS) activity_kernel(uint32_t W, uint32_t H, lsx_gpu_pipe pp,
+                                                               uint32_t *thr_hist)
 {
-    __shared__ unsigned long long h[CTX_TOKENS];
+    __shared__ uint32_t h[CTX_TOKENS];
     if (threadIdx.x < CTX_TOKENS) h[threadIdx.x] = 0;
     __syncthreads();
-    const size_t px = (size_t)W * H;
+    const size_t px = (size_t)W * H, grid = (size_t)gridDim.x * ACT_THREADS;
+    const int32_t *__restrict__ res = pp.res;
     /* the whole block steps together (the histograms' warp_count) */
-    for (size_t i0 = (size_t)blockIdx.x * blockDim.x; i0 < px; i0 += (size_t)gridDim.x * blockDim.x) {
-        const size_t i = i0 + threadIdx.x;
-        const bool in = i < px;
-        uint32_t tok = 0, cell = 0;
-        if (in) {
-            uint32_t m, n;
-            pixel_at(i, W, &m, &n);
-            const int32_t *r0 = pp.res + (size_t)m * W;
-            const int32_t *r1 = m > 0 ? r0 - W : NULL, *r2 = m > 1 ? r0 - 2 * (size_t)W : NULL;
-            const uint32_t act = lsx_activity16(lsx_residual_activity(r0, r1, r2, W, n), pp.emin[i]);
-            pp.act[i] = act;
-            tok = pp.itok[i];
-            if (thr_hist) cell = lsx_thr_cell(act, (int)tok, r0[n]);
+    for (size_t i0 = (size_t)blockIdx.x * ACT_THREADS + threadIdx.x; i0 - threadIdx.x < px; i0 += ACT_PIX * grid) {
+        uint32_t tok[ACT_PIX], cell[ACT_PIX];
+        bool in[ACT_PIX];
+#pragma unroll
+        for (int q = 0; q < ACT_PIX; q++) {
+            const size_t i = i0 + q * grid;
+            in[q] = i < px;
+            tok[q] = 0, cell[q] = 0;
+            if (in[q]) {
+                uint32_t m, n;
+                pixel_at(i, W, &m, &n);
+                const int32_t *r0 = res + (size_t)m * W;
+                const int32_t *r1 = m > 0 ? r0 - W : NULL, *r2 = m > 1 ? r0 - 2 * (size_t)W : NULL;
+                const uint32_t act = lsx_activity16(lsx_residual_activity(r0, r1, r2, W, n), pp.emin[i]);
+                pp.act[i] = act;
+                tok[q] = pp.itok[i];
+                if (thr_hist) cell[q] = lsx_thr_cell(act, (int)tok[q], r0[n]);
+            }
         }
-        warp_count(h, tok, in);
-        if (thr_hist) warp_count(thr_hist, cell, in);
+#pragma unroll
+        for (int q = 0; q < ACT_PIX; q++) warp_count(h, tok[q], in[q]);
+        if (thr_hist)
+#pragma unroll
+            for (int q = 0; q < ACT_PIX; q++) warp_count(thr_hist, cell[q], in[q]);
     }
     __syncthreads();
-    if (threadIdx.x < CTX_TOKENS && h[threadIdx.x]) atomicAdd(&pp.itok_hist[threadIdx.x], h[threadIdx.x]);
+    if (threadIdx.x < CTX_TOKENS && h[threadIdx.x])
+        atomicAdd(&pp.itok_hist[threadIdx.x], (unsigned long long)h[threadIdx.x]);
 }
 
 __global__ void classes_kernel(lsx_gpu_pipe pp, uint64_t px)
@@ -1261,8 +1283,8 @@ cudaError_t lsx_gpu_finish_pipe(uint32_t W, uint32_t H, const lsx_gpu_pipe *pp, 
     cudaError_t rc = cudaMemsetAsync(pp->itok_hist, 0, CTX_TOKENS * sizeof(unsigned long long), st);
     if (rc == cudaSuccess && thr_hist) rc = cudaMemsetAsync(thr_hist, 0, sizeof(uint32_t) * LSX_THR_CELLS, st);
     if (rc != cudaSuccess) return rc;
-    activity_kernel<<<blocks_for(px, 1024) < 1024 ? blocks_for(px, 1024) : 1024, 1024, 0, st>>>(W, H, *pp,
-                                                                                                 thr_hist);
+    const unsigned act_blocks = blocks_for(px, ACT_THREADS * ACT_PIX);
+    activity_kernel<<<act_blocks < 4096 ? act_blocks : 4096, ACT_THREADS, 0, st>>>(W, H, *pp, thr_hist);
     classes_kernel<<<1, 1, 0, st>>>(*pp, px);
     return cudaGetLastError();
 }
@@ -1318,22 +1340,43 @@ static_assert(LSX_NCTX <= CTX_REG && LSX_NCTX_WIDE <= CTX_REG && LSX_DP_NCTX <= 
               "the encoder's candidates take interval_counts_kernel's register path");
 static_assert(CTX_REG <= 32, "an activity context is a bit of a word");
 
+#define IC_THREADS 256
+#define IC_NO_BIN 0xffffffffu /* the bin of a lane past the interval's end */
+
+/* ctx_of for at most R + 1 contexts, the thresholds in registers: the
+ * lowest bit of a word with a bit for each threshold the activity is
+ * below and one for the last context (last_bit), so that the compares are
+ * independent (the loop waited on a load from the candidate's table at
+ * every step). */
+template <int R>
+static __device__ __forceinline__ int ctx_in_registers(uint32_t act, const uint32_t *thr, uint32_t last_bit)
+{
+    uint32_t below = last_bit;
+#pragma unroll
+    for (int q = 0; q < R; q++) below |= (uint32_t)(act < thr[q]) << q;
+    return __ffs(below) - 1;
+}
+
 /* Each pixel's context of candidate k in table interval blockIdx.x
  * (written for the coding pass, rans_kernel) and the interval's token
  * counts of every (context, token) of the candidate's contexts (counts_kernel
  * and tables_kernel read no other).  The contexts are made here, from the
  * pipeline's activity and intensity token, rather than by a kernel of
  * their own that wrote them for this one to read back: that kernel took
- * 69 us for the echelle frame's 12 candidates (ncu, H100).  ctx_of
- * stops at the first threshold above the activity, or at the last
- * context: here, the lowest bit of a word with a bit for each threshold
- * the activity is below and one for the last context, with the
- * thresholds held in registers, so that the compares are independent
- * (the loop waited on a load from the candidate's table at every step).
- * The intensity class of each of the 64 tokens is core's
- * lsx_intensity_class, made once per block into a table in shared
- * memory. */
-__global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
+ * 69 us for the echelle frame's 12 candidates (ncu, H100).
+ *
+ * What the steps wait on least (ncu source counters, H100): the
+ * pipeline's arrays are read through restricted pointers taken once (the
+ * compiler loaded them again from the pipeline at every step, since the
+ * context stores might have changed them); the shared addresses of the
+ * counts and of the intensity class of each of the 64 tokens (core's
+ * lsx_intensity_class, made once per block) are made once, where the
+ * compiler remade them from the block's shared window at every step; a
+ * pixel's index is 32-bit (the GPU encoder's frames have fewer than 2^32
+ * pixels, pixel_at); and a lane past the interval's end matches with a
+ * bin of its own, IC_NO_BIN, so that the warp's match needs no ballot and
+ * no branch. */
+__global__ void __launch_bounds__(IC_THREADS) interval_counts_kernel(lsx_gpu_coding c)
 {
     __shared__ uint32_t cnt[CTX_MAX * CTX_TOKENS];
     __shared__ uint8_t class_of_token[CTX_TOKENS];
@@ -1344,46 +1387,49 @@ __global__ void __launch_bounds__(256) interval_counts_kernel(lsx_gpu_coding c)
     const uint8_t *cls = cand_classes(c, k);
     const int nib = cls ? cls[0] : 1, nctx = cd.nctx;
     const int used = nctx * nib * CTX_TOKENS;
-    for (int t = threadIdx.x; t < used; t += 256) cnt[t] = 0;
+    for (int t = threadIdx.x; t < used; t += IC_THREADS) cnt[t] = 0;
     if (threadIdx.x < CTX_TOKENS) {
         const uint8_t *bnd = cls ? cls + 1 : pp.classes + 1;
         class_of_token[threadIdx.x] = (uint8_t)lsx_intensity_class((int)threadIdx.x, bnd, nib);
     }
     uint32_t thr[CTX_REG - 1];
 #pragma unroll
-    for (int b = 0; b < CTX_REG - 1; b++) thr[b] = cd.thr[b];
+    for (int q = 0; q < CTX_REG - 1; q++) thr[q] = cd.thr[q];
     __syncthreads();
-    const int32_t *res = pp.res;
-    uint8_t *ctx = c.ctx + (size_t)k * c.px;
-    const uint64_t a = interval_start(j), b0 = j + 1 < c.nint ? interval_start(j + 1) : c.px;
-    const uint64_t b = b0 < c.px ? b0 : c.px;
-    for (uint64_t i0 = a; i0 < b; i0 += 256) { /* the block steps together (warp_count) */
-        const uint64_t i = i0 + threadIdx.x;
-        const bool in = i < b;
-        uint32_t bin = 0;
-        if (in) {
-            const uint32_t act = pp.act[i];
-            const int32_t e = res[i];
-            const int t = pp.itok[i];
-            int cx;
-            if (nctx <= CTX_REG) {
-                uint32_t below = 1u << (nctx - 1);
-#pragma unroll
-                for (int q = 0; q < CTX_REG - 1; q++) below |= (uint32_t)(act < thr[q]) << q;
-                cx = __ffs(below) - 1;
-            } else {
-                cx = ctx_of(act, cd.thr, nctx);
-            }
-            const int cxt = cx * nib + class_of_token[t];
+    const uint32_t *__restrict__ act = pp.act;
+    const int32_t *__restrict__ res = pp.res;
+    const uint8_t *__restrict__ itok = pp.itok;
+    uint8_t *__restrict__ ctx = c.ctx + (size_t)k * c.px;
+    const uint32_t cnt_at = (uint32_t)__cvta_generic_to_shared(cnt);
+    const uint32_t class_at = (uint32_t)__cvta_generic_to_shared(class_of_token);
+    const unsigned lanes_below = (1u << (threadIdx.x & 31)) - 1;
+    const uint32_t last_bit = 1u << (nctx - 1);
+    const uint64_t b0 = j + 1 < c.nint ? interval_start(j + 1) : c.px;
+    const uint32_t a = (uint32_t)interval_start(j), b = (uint32_t)(b0 < c.px ? b0 : c.px);
+    for (uint32_t i0 = a; i0 < b; i0 += IC_THREADS) { /* the block steps together (the warp's match) */
+        const uint32_t i = i0 + threadIdx.x;
+        uint32_t bin = IC_NO_BIN;
+        if (i < b) {
+            const uint32_t av = __ldg(act + i), t = __ldg(itok + i);
+            const int32_t e = __ldg(res + i);
+            const int cx = nctx <= LSX_NCTX  ? ctx_in_registers<LSX_NCTX - 1>(av, thr, last_bit)
+                           : nctx <= CTX_REG ? ctx_in_registers<CTX_REG - 1>(av, thr, last_bit)
+                                             : ctx_of(av, cd.thr, nctx);
+            uint32_t ic;
+            asm volatile("ld.shared.u8 %0, [%1];" : "=r"(ic) : "r"(class_at + t));
+            const uint32_t cxt = (uint32_t)(cx * nib) + ic;
             ctx[i] = (uint8_t)cxt;
             int nraw;
-            bin = (uint32_t)(cxt * CTX_TOKENS + ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
+            bin = cxt * CTX_TOKENS + (uint32_t)ctx_token((uint32_t)(e < 0 ? -e : e), &nraw);
         }
-        warp_count(cnt, bin, in);
+        /* the bin's count once a warp, by the lowest lane that holds it */
+        const unsigned same = __match_any_sync(0xffffffffu, bin);
+        if (bin != IC_NO_BIN && (same & lanes_below) == 0)
+            asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(cnt_at + 4 * bin), "r"(__popc(same)) : "memory");
     }
     __syncthreads();
     uint16_t *h = c.hist + ((size_t)k * c.nint + j) * (CTX_MAX * CTX_TOKENS);
-    for (int t = threadIdx.x; t < used; t += 256) h[t] = (uint16_t)cnt[t];
+    for (int t = threadIdx.x; t < used; t += IC_THREADS) h[t] = (uint16_t)cnt[t];
 }
 
 /* ctx_model_refresh in two passes.  The counts every table is built from
@@ -1899,7 +1945,7 @@ cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, int tables, cuda
     const unsigned k = (unsigned)c->ncand;
     cudaError_t rc = cudaMemsetAsync(c->bits, 0, sizeof(unsigned long long) * k, st);
     if (rc != cudaSuccess) return rc;
-    interval_counts_kernel<<<dim3(c->nint, k), 256, 0, st>>>(*c);
+    interval_counts_kernel<<<dim3(c->nint, k), IC_THREADS, 0, st>>>(*c);
     counts_kernel<<<dim3((max_ctx + COUNTS_WARPS - 1) / COUNTS_WARPS, k), 32 * COUNTS_WARPS, 0, st>>>(*c);
     if (tables)
         tables_kernel<true, true><<<dim3(tables_blocks(c), k), 32 * TABLE_WARPS, 0, st>>>(*c);
