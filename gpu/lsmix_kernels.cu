@@ -1365,17 +1365,17 @@ static __device__ __forceinline__ int ctx_in_registers(uint32_t act, const uint3
  * their own that wrote them for this one to read back: that kernel took
  * 69 us for the echelle frame's 12 candidates (ncu, H100).
  *
- * What the steps wait on least (ncu source counters, H100): the
- * pipeline's arrays are read through restricted pointers taken once (the
- * compiler loaded them again from the pipeline at every step, since the
- * context stores might have changed them); the shared addresses of the
- * counts and of the intensity class of each of the 64 tokens (core's
- * lsx_intensity_class, made once per block) are made once, where the
- * compiler remade them from the block's shared window at every step; a
- * pixel's index is 32-bit (the GPU encoder's frames have fewer than 2^32
- * pixels, pixel_at); and a lane past the interval's end matches with a
- * bin of its own, IC_NO_BIN, so that the warp's match needs no ballot and
- * no branch. */
+ * Kept off each step's path, where ncu's source counters (H100) found the
+ * step waiting on them: the pipeline's arrays are read through restricted
+ * pointers taken once (the compiler loaded them again from the pipeline
+ * at every step, since the context stores might have changed them); the
+ * shared addresses of the counts and of the intensity class of each of
+ * the 64 tokens (core's lsx_intensity_class, made once per block) are
+ * made once, where the compiler remade them from the block's shared
+ * window at every step; a pixel's index is 32-bit (the GPU encoder's
+ * frames have fewer than 2^32 pixels, pixel_at); and a lane past the
+ * interval's end matches with a bin of its own, IC_NO_BIN, so that the
+ * warp's match needs no ballot and no branch. */
 __global__ void __launch_bounds__(IC_THREADS) interval_counts_kernel(lsx_gpu_coding c)
 {
     __shared__ uint32_t cnt[CTX_MAX * CTX_TOKENS];
