@@ -1341,7 +1341,6 @@ static_assert(LSX_NCTX <= CTX_REG && LSX_NCTX_WIDE <= CTX_REG && LSX_DP_NCTX <= 
 static_assert(CTX_REG <= 32, "an activity context is a bit of a word");
 
 #define IC_THREADS 256
-#define IC_NO_BIN 0xffffffffu /* the bin of a lane past the interval's end */
 
 /* ctx_of for at most R + 1 contexts, the thresholds in registers: the
  * lowest bit of a word with a bit for each threshold the activity is
@@ -1366,16 +1365,20 @@ static __device__ __forceinline__ int ctx_in_registers(uint32_t act, const uint3
  * 69 us for the echelle frame's 12 candidates (ncu, H100).
  *
  * Kept off each step's path, where ncu's source counters (H100) found the
- * step waiting on them: the pipeline's arrays are read through restricted
+ * step waiting on them: the warp's match (__match_any_sync, then one
+ * atomic per distinct bin by its lowest lane), which was the largest
+ * wait; each pixel now adds its own 1 to its bin, and the shared memory
+ * unit serializes the lanes that share a bin (ncu footprint -28 % on the
+ * bench frame, -26 % on the dark frame, whose small residuals share bins
+ * most, -30 % on the echelle frame; 12.5 % of the samples had waited on
+ * the match's result); the pipeline's arrays are read through restricted
  * pointers taken once (the compiler loaded them again from the pipeline
  * at every step, since the context stores might have changed them); the
  * shared addresses of the counts and of the intensity class of each of
  * the 64 tokens (core's lsx_intensity_class, made once per block) are
  * made once, where the compiler remade them from the block's shared
- * window at every step; a pixel's index is 32-bit (the GPU encoder's
- * frames have fewer than 2^32 pixels, pixel_at); and a lane past the
- * interval's end matches with a bin of its own, IC_NO_BIN, so that the
- * warp's match needs no ballot and no branch. */
+ * window at every step; and a pixel's index is 32-bit (the GPU encoder's
+ * frames have fewer than 2^32 pixels, pixel_at). */
 __global__ void __launch_bounds__(IC_THREADS) interval_counts_kernel(lsx_gpu_coding c)
 {
     __shared__ uint32_t cnt[CTX_MAX * CTX_TOKENS];
@@ -1402,30 +1405,22 @@ __global__ void __launch_bounds__(IC_THREADS) interval_counts_kernel(lsx_gpu_cod
     uint8_t *__restrict__ ctx = c.ctx + (size_t)k * c.px;
     const uint32_t cnt_at = (uint32_t)__cvta_generic_to_shared(cnt);
     const uint32_t class_at = (uint32_t)__cvta_generic_to_shared(class_of_token);
-    const unsigned lanes_below = (1u << (threadIdx.x & 31)) - 1;
     const uint32_t last_bit = 1u << (nctx - 1);
     const uint64_t b0 = j + 1 < c.nint ? interval_start(j + 1) : c.px;
     const uint32_t a = (uint32_t)interval_start(j), b = (uint32_t)(b0 < c.px ? b0 : c.px);
-    for (uint32_t i0 = a; i0 < b; i0 += IC_THREADS) { /* the block steps together (the warp's match) */
-        const uint32_t i = i0 + threadIdx.x;
-        uint32_t bin = IC_NO_BIN;
-        if (i < b) {
-            const uint32_t av = __ldg(act + i), t = __ldg(itok + i);
-            const int32_t e = __ldg(res + i);
-            const int cx = nctx <= LSX_NCTX  ? ctx_in_registers<LSX_NCTX - 1>(av, thr, last_bit)
-                           : nctx <= CTX_REG ? ctx_in_registers<CTX_REG - 1>(av, thr, last_bit)
-                                             : ctx_of(av, cd.thr, nctx);
-            uint32_t ic;
-            asm volatile("ld.shared.u8 %0, [%1];" : "=r"(ic) : "r"(class_at + t));
-            const uint32_t cxt = (uint32_t)(cx * nib) + ic;
-            ctx[i] = (uint8_t)cxt;
-            int nraw;
-            bin = cxt * CTX_TOKENS + (uint32_t)ctx_token((uint32_t)(e < 0 ? -e : e), &nraw);
-        }
-        /* the bin's count once a warp, by the lowest lane that holds it */
-        const unsigned same = __match_any_sync(0xffffffffu, bin);
-        if (bin != IC_NO_BIN && (same & lanes_below) == 0)
-            asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(cnt_at + 4 * bin), "r"(__popc(same)) : "memory");
+    for (uint32_t i = a + threadIdx.x; i < b; i += IC_THREADS) {
+        const uint32_t av = __ldg(act + i), t = __ldg(itok + i);
+        const int32_t e = __ldg(res + i);
+        const int cx = nctx <= LSX_NCTX  ? ctx_in_registers<LSX_NCTX - 1>(av, thr, last_bit)
+                       : nctx <= CTX_REG ? ctx_in_registers<CTX_REG - 1>(av, thr, last_bit)
+                                         : ctx_of(av, cd.thr, nctx);
+        uint32_t ic;
+        asm volatile("ld.shared.u8 %0, [%1];" : "=r"(ic) : "r"(class_at + t));
+        const uint32_t cxt = (uint32_t)(cx * nib) + ic;
+        ctx[i] = (uint8_t)cxt;
+        int nraw;
+        const uint32_t bin = cxt * CTX_TOKENS + (uint32_t)ctx_token((uint32_t)(e < 0 ? -e : e), &nraw);
+        asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(cnt_at + 4 * bin) : "memory");
     }
     __syncthreads();
     uint16_t *h = c.hist + ((size_t)k * c.nint + j) * (CTX_MAX * CTX_TOKENS);
