@@ -153,8 +153,7 @@ int cmd_info(int argc, char **argv)
         char err[1024];
         uint8_t *packed;
         size_t plen;
-        int rd = !strcmp(path, "-") ? cli_read_stdin(&packed, &plen, err, sizeof err)
-                                    : cli_read_file(path, &packed, &plen, err, sizeof err);
+        int rd = cli_read_input(path, &packed, &plen, err, sizeof err);
         if (rd) {
             fprintf(stderr, "aurorapack info: %s\n", err);
             failed++;

@@ -110,8 +110,7 @@ static int unpack_one(bulk *b, const cli_input *it)
     }
     uint8_t *packed;
     size_t plen;
-    int rd = !strcmp(it->path, "-") ? cli_read_stdin(&packed, &plen, err, sizeof err)
-                                    : cli_read_file(it->path, &packed, &plen, err, sizeof err);
+    int rd = cli_read_input(it->path, &packed, &plen, err, sizeof err);
     if (rd) {
         say(b, stderr, "aurorapack unpack: %s%s%s\n", err, "", "");
         return -1;

@@ -27,8 +27,7 @@ int cmd_verify(int argc, char **argv)
         char err[1024];
         uint8_t *packed;
         size_t plen;
-        int rd = !strcmp(path, "-") ? cli_read_stdin(&packed, &plen, err, sizeof err)
-                                    : cli_read_file(path, &packed, &plen, err, sizeof err);
+        int rd = cli_read_input(path, &packed, &plen, err, sizeof err);
         if (rd) {
             /* err is "PATH: reason": the line names the path once */
             size_t n = strlen(path);

@@ -106,6 +106,12 @@ int cli_read_stdin(uint8_t **data, size_t *len, char *err, size_t err_len)
     return 0;
 }
 
+int cli_read_input(const char *path, uint8_t **data, size_t *len, char *err, size_t err_len)
+{
+    return strcmp(path, "-") == 0 ? cli_read_stdin(data, len, err, err_len)
+                                  : cli_read_file(path, data, len, err, err_len);
+}
+
 int cli_write_all(int fd, const uint8_t *data, size_t len)
 {
     size_t done = 0;

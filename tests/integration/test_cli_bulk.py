@@ -107,6 +107,14 @@ def test_stdin_and_stdout(aurorapack, archive, tmp_path):
     p = subprocess.run([str(aurorapack), "unpack", "-C", str(tmp_path), "-"], input=packed,
                        capture_output=True, timeout=60)
     assert p.returncode == 1 and b"use -o" in p.stderr
+    # verify and info read '-' too (the same reader as unpack's)
+    p = subprocess.run([str(aurorapack), "verify", "-"], input=packed, capture_output=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.startswith(b"-: OK (%d bytes restored" % len(originals["a"])), p.stdout
+    p = subprocess.run([str(aurorapack), "verify", "-"], input=bytes(bad), capture_output=True, timeout=60)
+    assert p.returncode == 1 and p.stdout.startswith(b"-: FAILED: corrupt stream"), p.stdout
+    p = subprocess.run([str(aurorapack), "info", "-"], input=packed, capture_output=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.startswith(b"-: format 1, %d -> %d bytes" % (len(originals["a"]), len(packed))), \
+        p.stdout
 
 
 def test_files_from_a_list_of_many_thousands(aurorapack, archive, tmp_path):
