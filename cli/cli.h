@@ -49,9 +49,8 @@ int cli_read_file(const char *path, uint8_t **data, size_t *len, char *err, size
 int cli_write_atomic(const char *path, const uint8_t *data, size_t len, int force, char *err,
                      size_t err_len);
 int cli_exists(const char *path);
-/* The whole of standard input. */
-int cli_read_stdin(uint8_t **data, size_t *len, char *err, size_t err_len);
-/* An input operand: standard input where path is "-", else the file. */
+/* An input operand: the whole of standard input where path is "-", else
+ * the file. */
 int cli_read_input(const char *path, uint8_t **data, size_t *len, char *err, size_t err_len);
 /* Writes all of data to fd (EINTR and short writes handled). */
 int cli_write_all(int fd, const uint8_t *data, size_t len);

@@ -72,7 +72,8 @@ double cli_now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-int cli_read_stdin(uint8_t **data, size_t *len, char *err, size_t err_len)
+/* The whole of standard input. */
+static int read_stdin(uint8_t **data, size_t *len, char *err, size_t err_len)
 {
     size_t cap = 1 << 20, n = 0;
     uint8_t *buf = malloc(cap);
@@ -108,7 +109,7 @@ int cli_read_stdin(uint8_t **data, size_t *len, char *err, size_t err_len)
 
 int cli_read_input(const char *path, uint8_t **data, size_t *len, char *err, size_t err_len)
 {
-    return strcmp(path, "-") == 0 ? cli_read_stdin(data, len, err, err_len)
+    return strcmp(path, "-") == 0 ? read_stdin(data, len, err, err_len)
                                   : cli_read_file(path, data, len, err, err_len);
 }
 
