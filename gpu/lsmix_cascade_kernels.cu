@@ -16,6 +16,9 @@
  *                   bounds tests). */
 #include "lsmix_kernels.h"
 
+#include <limits.h>
+#include <stdlib.h>
+
 #include "hist_quantile.cuh"
 #include "lsmix_arith.h"
 #include "warp_sum.cuh"
@@ -79,9 +82,11 @@ __global__ void cas_clip_kernel(const int32_t *__restrict__ e1, uint64_t px, con
 __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_kernel(const int16_t *__restrict__ ec, uint32_t W,
                                                                     uint32_t H, const int *__restrict__ odm,
                                                                     const int *__restrict__ odn, int no, int staged,
+                                                                    const uint32_t *__restrict__ md, int skip8,
                                                                     unsigned long long *__restrict__ R)
 {
     extern __shared__ int16_t band[]; /* rows top .. end-1 */
+    if (skip8 && lsx_cas_clip_of_median(*md) <= 127) return; /* the tensor cores' sums */
     const uint32_t m0 = blockIdx.x * CAS_CORR_ROWS, end = min(m0 + CAS_CORR_ROWS, H);
     const uint32_t top = m0 > CAS_CORR_UP ? m0 - CAS_CORR_UP : 0;
     if (staged) {
@@ -167,92 +172,162 @@ static __device__ __forceinline__ void add_group_sums(const long long *sum, int 
     }
 }
 
-/* The 8-bit layout of a block's rows (stage_rows8): pad8 zero columns
- * either side (a multiple of 4, at least every |dn| + 3), a pitch of a
- * multiple of 4, and four copies of the rows and the row of zeros, copy s
- * shifted by s bytes (its byte i the value at position i + s), each
- * cas_copy8 bytes: so that the 4 columns an offset reads from any column
- * of any row are one aligned 32-bit word of one copy. */
-static __host__ __device__ __forceinline__ uint32_t cas_pad8(uint32_t max_dn) { return (max_dn + 3 + 3) / 4 * 4; }
-static __host__ __device__ __forceinline__ uint32_t cas_pitch8(uint32_t W, uint32_t pad8) { return (W + 3) / 4 * 4 + 2 * pad8; }
-static __host__ __device__ __forceinline__ size_t cas_copy8(uint32_t W, uint32_t pad8)
+/* The correlations on the tensor cores, where every clipped residual fits
+ * in 8 bits (clip <= 127: the clip is twice the median |e1| plus 2, so most
+ * frames).  For one row offset dm the plan's column offsets are a run of
+ * at most 256 lags d = d0 .. d0 + 255 (cas_tc_lags, from the plan on the
+ * host), and the sums of row m against row m - dm at those lags are two
+ * integer matrix products a 32-column chunk of the row (the mma of
+ * m16n8k32, int8 in, exact int32 sums):
+ *   A[s][k] = a[n0 + k + s]           s = 0..15 (shifts), k = 0..31
+ *   B[k][j] = b[n0 + k - 16 j - D]    j = 0..7, D = d0 or d0 + 128
+ *   (A B)[s][j] = sum_k a[n] b[n - d], n = n0 + k + s, d = D + s + 16 j
+ * so each tile holds 128 lags.  For a fixed shift s the chunks n0 = -32,
+ * 0, 32, ... cover every column n once, and every position outside the
+ * frame is a zero of the staged rows: the products are exactly those of
+ * lsx_cas_correlation.  About a fortieth of the instructions of four
+ * products a __dp4a (research round of the twenty-eighth session,
+ * docs/GPU.md).  A block takes CAS_TC_ROWS rows, a warp each; each warp
+ * keeps its row's sums of every tile in registers (at most W 127^2 <
+ * 2^26 each), the block adds its warps' in shared memory (at most
+ * CAS_TC_ROWS W 127^2 < 2^31) and into the dense sums Rd[dm][i] (lag d0
+ * + i) by integer atomics: exact in any order; cas_tc_gather_kernel then
+ * picks the plan's offsets. */
+#define CAS_TC_ROWS 8
+#define CAS_TC_THREADS (64 * CAS_TC_ROWS)
+#define CAS_TC_LAGS 256
+static_assert((CAS_CORR_UP + 1) * CAS_TC_LAGS + 1 == LSX_GPU_CAS_RD, "Rd: the dense sums and the count");
+#define CAS_TC_PAD 288 /* zero bytes either side of a staged row: runs with -288 <= d0 <= 16 */
+
+typedef struct {
+    int d0[CAS_CORR_UP + 1]; /* row offset dm's run of lags: d0[dm] .. d0[dm] + CAS_TC_LAGS - 1 */
+} cas_tc_lags;
+
+static __host__ __device__ __forceinline__ uint32_t cas_tc_pitch(uint32_t W)
 {
-    return (size_t)(CAS_CORR_ROWS + CAS_CORR_UP + 1) * cas_pitch8(W, pad8);
+    return (W + 31) / 32 * 32 + 2 * CAS_TC_PAD;
 }
 
-/* The 8-bit rows (the launch has room for them: pad8 != 0) where every
- * clipped residual fits in 8 bits (clip <= 127: the clip is twice the
- * median |e1| plus 2, so most frames): a lane then takes 4 columns a step,
- * and each offset's 4 products are one __dp4a, summed exactly in 32 bits
- * (a row's at most 4 x 127^2 x ceil(W / 128)), about a quarter of the
- * 16-bit rows' instructions.  Staging: position p's value goes to byte
- * p - s of copy s; positions past the row of zeros are zeros too, so that
- * every byte of the copies is written. */
-static __device__ void stage_rows8(const int16_t *__restrict__ ec, uint32_t W, uint32_t top, uint32_t rows,
-                                   uint32_t pad8, uint8_t *band8)
+static __host__ __device__ __forceinline__ size_t cas_tc_bytes(uint32_t W)
 {
-    const uint32_t pitch = cas_pitch8(W, pad8);
-    const size_t cb = cas_copy8(W, pad8), filled = (size_t)(rows + 1) * pitch;
-    for (size_t p = threadIdx.x; p < cb + 3; p += CAS_CORR_THREADS) {
-        int8_t v = 0;
-        if (p < filled) {
-            const uint32_t r = (uint32_t)(p / pitch), c = (uint32_t)(p - (size_t)r * pitch);
-            if (r < rows && c >= pad8 && c < pad8 + W) v = (int8_t)ec[(size_t)(top + r) * W + (c - pad8)];
+    return (size_t)(CAS_TC_ROWS + CAS_CORR_UP + 1) * cas_tc_pitch(W);
+}
+
+/* The 4 bytes at positions p .. p + 3 of a staged row (row: its position
+ * 0, 4-byte aligned), from the two aligned words they lie in. */
+static __device__ __forceinline__ uint32_t bytes_at(const uint8_t *row, int p)
+{
+    const uint32_t *w = (const uint32_t *)(row + (p & ~3));
+    return __funnelshift_r(w[0], w[1], 8 * (uint32_t)(p & 3));
+}
+
+static __device__ __forceinline__ void mma_s8(int *c, const uint32_t *a, uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* Positions p .. p + 3 of staged row r (r < rows: row top + r of ec; else
+ * zeros) as 4 bytes, zeros outside the row. */
+static __device__ __forceinline__ uint32_t staged_word(const int16_t *__restrict__ ec, uint32_t W, uint32_t top,
+                                                       uint32_t rows, uint32_t r, int p)
+{
+    if (r >= rows || p + 4 <= 0 || p >= (int)W) return 0;
+    const int16_t *row = ec + (size_t)(top + r) * W;
+    if (W % 4 == 0 && p >= 0 && p + 4 <= (int)W) { /* 8-byte aligned: W, p multiples of 4 */
+        const uint2 v = __ldg((const uint2 *)(row + p));
+        return __byte_perm(v.x, v.y, 0x6420); /* the low byte of each 16-bit value */
+    }
+    uint32_t v = 0;
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+        if (p + b >= 0 && p + b < (int)W) v |= (uint32_t)(uint8_t)row[p + b] << (8 * b);
+    return v;
+}
+
+__global__ void __launch_bounds__(CAS_TC_THREADS) cas_corr_tc_kernel(const int16_t *__restrict__ ec, uint32_t W,
+                                                                     uint32_t H, const uint32_t *__restrict__ md,
+                                                                     cas_tc_lags lags, const int *__restrict__ odm,
+                                                                     const int *__restrict__ odn, int no,
+                                                                     unsigned long long *__restrict__ Rd,
+                                                                     int64_t *__restrict__ R)
+{
+    if (lsx_cas_clip_of_median(*md) > 127) return; /* the 16-bit sums' frame */
+    extern __shared__ uint32_t band32[]; /* rows top .. end-1, then a row of zeros, int8 */
+    __shared__ int sums[CAS_CORR_UP + 1][CAS_TC_LAGS];
+    __shared__ int last;
+    const uint32_t m0 = blockIdx.x * CAS_TC_ROWS, end = min(m0 + CAS_TC_ROWS, H);
+    const uint32_t top = m0 > CAS_CORR_UP ? m0 - CAS_CORR_UP : 0, rows = end - top, pitch = cas_tc_pitch(W);
+    const uint32_t words = (rows + 1) * pitch / 4;
+    for (uint32_t i = threadIdx.x; i < words; i += CAS_TC_THREADS) {
+        const uint32_t r = i / (pitch / 4);
+        band32[i] = staged_word(ec, W, top, rows, r, (int)(4 * (i - r * (pitch / 4))) - CAS_TC_PAD);
+    }
+    for (uint32_t i = threadIdx.x; i < (CAS_CORR_UP + 1) * CAS_TC_LAGS; i += CAS_TC_THREADS) (&sums[0][0])[i] = 0;
+    __syncthreads();
+    const uint8_t *band = (const uint8_t *)band32;
+    /* two warps a row, each one of the two tiles of every row offset */
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3, h = warp & 1;
+    const uint32_t m = m0 + (uint32_t)(warp >> 1);
+    if (m >= 1 && m < end) {
+        int acc[CAS_CORR_UP + 1][4] = {};
+        const uint8_t *a_row = band + (size_t)(m - top) * pitch + CAS_TC_PAD;
+        const int chunks = (int)((W + 31) / 32) + 1;
+        for (int c = 0; c < chunks; c++) {
+            const int n0 = 32 * c - 32;
+            /* A's fragment: rows s = g and g + 8, columns 4t .. 4t + 3 and 16 more */
+            const uint32_t a[4] = {bytes_at(a_row, n0 + g + 4 * t), bytes_at(a_row, n0 + g + 8 + 4 * t),
+                                   bytes_at(a_row, n0 + g + 16 + 4 * t), bytes_at(a_row, n0 + g + 24 + 4 * t)};
+#pragma unroll
+            for (int dm = 0; dm <= CAS_CORR_UP; dm++) {
+                if (m < (uint32_t)dm) break;
+                /* B's fragment: column j = g, rows k = 4t .. 4t + 3 and 16 more */
+                const uint8_t *b_row = band + (size_t)(m - (uint32_t)dm - top) * pitch + CAS_TC_PAD;
+                const int q = n0 + 4 * t - 16 * g - lags.d0[dm] - 128 * h;
+                mma_s8(acc[dm], a, *(const uint32_t *)(b_row + q), *(const uint32_t *)(b_row + q + 16));
+            }
         }
+        /* acc[dm][i]: s = g (+ 8 for i >= 2), j = 2t (+ 1 for odd i) */
 #pragma unroll
-        for (uint32_t sh = 0; sh < 4; sh++)
-            if (p >= sh && p - sh < cb) band8[sh * cb + (p - sh)] = (uint8_t)v;
+        for (int dm = 0; dm <= CAS_CORR_UP; dm++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                if (acc[dm][i]) atomicAdd(&sums[dm][128 * h + g + 8 * (i >> 1) + 16 * (2 * t + (i & 1))], acc[dm][i]);
     }
-}
-
-/* Row r (of the block's band) of the 8-bit rows against the rows r - dm
- * (rb[j]: that row, or the row of zeros), into the group's sums. */
-static __device__ __forceinline__ void corr_row8(const uint8_t *band8, uint32_t W, uint32_t pad8, uint32_t r,
-                                                 const uint32_t *rb, const int *dn, int lane, long long *sum)
-{
-    const uint32_t pitch = cas_pitch8(W, pad8);
-    const size_t cb = cas_copy8(W, pad8);
-    const int *a = (const int *)(band8 + (size_t)r * pitch + pad8) + lane;
-    const int *b[CAS_CORR_GROUP];
-#pragma unroll
-    for (int j = 0; j < CAS_CORR_GROUP; j++) { /* the aligned word of the copy shifted by p mod 4 */
-        const size_t p = (size_t)rb[j] * pitch + pad8 - (int64_t)dn[j];
-        const uint32_t sh = (uint32_t)(p & 3);
-        b[j] = (const int *)(band8 + sh * cb + (p - sh)) + lane;
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < (CAS_CORR_UP + 1) * CAS_TC_LAGS; i += CAS_TC_THREADS) {
+        const int v = (&sums[0][0])[i];
+        if (v) atomicAdd(&Rd[i], (unsigned long long)(long long)v); /* two's complement: exact */
     }
-    const int iters = ((int)((W + 3) / 4) - lane + 31) / 32;
-    int part[CAS_CORR_GROUP] = {0};
-#pragma unroll 4
-    for (int q = 0; q < iters; q++) {
-        const int av = a[32 * q];
-#pragma unroll
-        for (int j = 0; j < CAS_CORR_GROUP; j++) part[j] = __dp4a(av, b[j][32 * q], part[j]);
-    }
-#pragma unroll
-    for (int j = 0; j < CAS_CORR_GROUP; j++) sum[j] += (long long)part[j];
+    /* the last block to finish picks the plan's offsets from the dense
+     * sums (the entry after them counts the finished blocks) */
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(&Rd[(CAS_CORR_UP + 1) * CAS_TC_LAGS], 1ull) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (int k = threadIdx.x; k < no; k += CAS_TC_THREADS)
+        R[k] = (int64_t)__ldcg(&Rd[odm[k] * CAS_TC_LAGS + (odn[k] - lags.d0[odm[k]])]);
 }
 
 __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_padded_kernel(const int16_t *__restrict__ ec, uint32_t W,
                                                                            uint32_t H, const int *__restrict__ odm,
                                                                            const int *__restrict__ odn, int no,
-                                                                           uint32_t pad, uint32_t pad8,
-                                                                           const uint32_t *__restrict__ md,
-                                                                           unsigned long long *__restrict__ R)
+                                                                           uint32_t pad, const uint32_t *__restrict__ md,
+                                                                           int skip8, unsigned long long *__restrict__ R)
 {
-    /* 16-bit rows: top .. end-1, pitch W + 2 pad, then a row of zeros; or
-     * the 8-bit rows (stage_rows8) */
+    /* rows top .. end-1, pitch W + 2 pad, then a row of zeros */
     extern __shared__ int16_t band[];
+    const uint32_t clip = (uint32_t)lsx_cas_clip_of_median(*md);
+    if (skip8 && clip <= 127) return; /* the tensor cores' sums */
     const uint32_t m0 = blockIdx.x * CAS_CORR_ROWS, end = min(m0 + CAS_CORR_ROWS, H);
     const uint32_t top = m0 > CAS_CORR_UP ? m0 - CAS_CORR_UP : 0, rows = end - top, pitch = W + 2 * pad;
-    const uint32_t clip = (uint32_t)lsx_cas_clip_of_median(*md);
-    const bool rows8 = pad8 && clip <= 127;
-    if (rows8) {
-        stage_rows8(ec, W, top, rows, pad8, (uint8_t *)band);
-    } else {
-        for (uint32_t i = threadIdx.x; i < (rows + 1) * pitch; i += CAS_CORR_THREADS) {
-            const uint32_t r = i / pitch, c = i - r * pitch;
-            band[i] = r < rows && c >= pad && c < pad + W ? ec[(size_t)(top + r) * W + (c - pad)] : (int16_t)0;
-        }
+    for (uint32_t i = threadIdx.x; i < (rows + 1) * pitch; i += CAS_CORR_THREADS) {
+        const uint32_t r = i / pitch, c = i - r * pitch;
+        band[i] = r < rows && c >= pad && c < pad + W ? ec[(size_t)(top + r) * W + (c - pad)] : (int16_t)0;
     }
     __syncthreads();
     const bool narrow = (uint64_t)clip * clip * ((W + 31) / 32) < ((uint64_t)1 << 31);
@@ -263,17 +338,11 @@ __global__ void __launch_bounds__(CAS_CORR_THREADS) cas_corr_padded_kernel(const
         offset_group(odm, odn, no, g, H, dm, dn);
         long long sum[CAS_CORR_GROUP] = {0};
         for (uint32_t m = max(m0, 1u); m < end; m++) {
-            uint32_t rb[CAS_CORR_GROUP]; /* row m - dm of the band (>= top: dm <= CAS_CORR_UP), or the zeros */
-#pragma unroll
-            for (int j = 0; j < CAS_CORR_GROUP; j++) rb[j] = (int64_t)m >= dm[j] ? m - (uint32_t)dm[j] - top : rows;
-            if (rows8) {
-                corr_row8((const uint8_t *)band, W, pad8, m - top, rb, dn, lane, sum);
-                continue;
-            }
             const int16_t *a = band + (size_t)(m - top) * pitch + pad;
-            const int16_t *b[CAS_CORR_GROUP];
+            const int16_t *b[CAS_CORR_GROUP]; /* row m - dm of the band (>= top: dm <= CAS_CORR_UP), or the zeros */
 #pragma unroll
-            for (int j = 0; j < CAS_CORR_GROUP; j++) b[j] = band + (size_t)rb[j] * pitch + pad - dn[j];
+            for (int j = 0; j < CAS_CORR_GROUP; j++)
+                b[j] = band + (size_t)((int64_t)m >= dm[j] ? m - (uint32_t)dm[j] - top : rows) * pitch + pad - dn[j];
             if (narrow)
                 corr_row<int32_t>(a, b, W, lane, sum);
             else
@@ -294,10 +363,36 @@ static cudaError_t allow_shared(const void *fn, size_t bytes)
                              : cudaSuccess;
 }
 
+/* The run of 256 lags of every row offset of the plan (the smallest dn
+ * rounded down to a multiple of 4, so that B's words are aligned); 0
+ * where some offset falls outside them or outside the staged rows' zeros,
+ * the 16-bit sums' case. */
+static int cas_tc_lags_of(const lsx_cas_plan *pl, cas_tc_lags *lags)
+{
+    int lo[CAS_CORR_UP + 1], hi[CAS_CORR_UP + 1];
+    for (int dm = 0; dm <= CAS_CORR_UP; dm++) lo[dm] = INT_MAX, hi[dm] = INT_MIN;
+    for (int k = 0; k < pl->no; k++) {
+        if (pl->dm[k] < 0 || pl->dm[k] > CAS_CORR_UP) return 0;
+        lo[pl->dm[k]] = min(lo[pl->dm[k]], pl->dn[k]);
+        hi[pl->dm[k]] = max(hi[pl->dm[k]], pl->dn[k]);
+    }
+    for (int dm = 0; dm <= CAS_CORR_UP; dm++) {
+        if (lo[dm] > hi[dm]) lo[dm] = hi[dm] = 0; /* no offset of this row: any run */
+        lags->d0[dm] = lo[dm] >= 0 ? lo[dm] / 4 * 4 : -((-lo[dm] + 3) / 4 * 4);
+        /* B's bytes reach 32 + 112 + 128 + d0 left of column 0 and -d0
+         * right of the last rounded-up column */
+        if (hi[dm] - lags->d0[dm] >= CAS_TC_LAGS || lags->d0[dm] < -CAS_TC_PAD || lags->d0[dm] > CAS_TC_PAD - 272)
+            return 0;
+    }
+    return 1;
+}
+
 cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t *hist, uint32_t *md, int16_t *ec,
-                             const int *dm, const int *dn, int no, int max_dn, int64_t *R, cudaStream_t st)
+                             const lsx_cas_plan *pl, const int *dm, const int *dn, int64_t *Rd, int64_t *R,
+                             cudaStream_t st)
 {
     const uint64_t px = (uint64_t)W * H;
+    const int no = pl->no;
     cudaError_t rc = cudaMemsetAsync(hist, 0, 65536 * sizeof *hist, st);
     if (rc != cudaSuccess) return rc;
     cas_hist_kernel<<<264, CAS_THREADS, 0, st>>>(e1, W, px, hist);
@@ -305,24 +400,33 @@ cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t
     cas_clip_kernel<<<1024, CAS_THREADS, 0, st>>>(e1, px, md, ec);
     rc = cudaMemsetAsync(R, 0, sizeof *R * (size_t)no, st);
     if (rc != cudaSuccess) return rc;
+    /* where the frame's clip is at most 127 (known on the device), the
+     * tensor cores' sums; else these kernels return at once and the 16-bit
+     * sums below run */
+    cas_tc_lags lags;
+    const int tc = cas_tc_lags_of(pl, &lags) && cas_tc_bytes(W) <= CAS_CORR_SMEM;
+    if (tc) {
+        rc = cudaMemsetAsync(Rd, 0, sizeof *Rd * LSX_GPU_CAS_RD, st);
+        if (rc == cudaSuccess) rc = allow_shared((const void *)cas_corr_tc_kernel, cas_tc_bytes(W));
+        if (rc != cudaSuccess) return rc;
+        cas_corr_tc_kernel<<<(H + CAS_TC_ROWS - 1) / CAS_TC_ROWS, CAS_TC_THREADS, cas_tc_bytes(W), st>>>(
+            ec, W, H, md, lags, dm, dn, no, (unsigned long long *)Rd, R);
+    }
+    int max_dn = 0;
+    for (int k = 0; k < no; k++) max_dn = max(max_dn, abs(pl->dn[k]));
     const size_t padded = (size_t)(CAS_CORR_ROWS + CAS_CORR_UP + 1) * (W + 2 * (size_t)max_dn) * sizeof *ec;
     if (padded <= CAS_CORR_SMEM) {
-        /* room for the 8-bit layout too where it fits (its four copies),
-         * which the kernel takes where the frame's clip allows */
-        const uint32_t pad8 = cas_pad8((uint32_t)max_dn);
-        const size_t bytes8 = 4 * cas_copy8(W, pad8);
-        const size_t bytes = bytes8 <= CAS_CORR_SMEM && bytes8 > padded ? bytes8 : padded;
-        if ((rc = allow_shared((const void *)cas_corr_padded_kernel, bytes)) != cudaSuccess) return rc;
+        if ((rc = allow_shared((const void *)cas_corr_padded_kernel, padded)) != cudaSuccess) return rc;
         const dim3 grid((H + CAS_CORR_ROWS - 1) / CAS_CORR_ROWS, CAS_CORR_SLICES);
-        cas_corr_padded_kernel<<<grid, CAS_CORR_THREADS, bytes, st>>>(
-            ec, W, H, dm, dn, no, (uint32_t)max_dn, bytes8 <= bytes ? pad8 : 0, md, (unsigned long long *)R);
+        cas_corr_padded_kernel<<<grid, CAS_CORR_THREADS, padded, st>>>(ec, W, H, dm, dn, no, (uint32_t)max_dn, md, tc,
+                                                                       (unsigned long long *)R);
         return cudaGetLastError();
     }
     const size_t band = (size_t)(CAS_CORR_ROWS + CAS_CORR_UP) * W * sizeof *ec;
     const int staged = band <= CAS_CORR_SMEM;
     if (staged && (rc = allow_shared((const void *)cas_corr_kernel, band)) != cudaSuccess) return rc;
     cas_corr_kernel<<<(H + CAS_CORR_ROWS - 1) / CAS_CORR_ROWS, CAS_CORR_THREADS, staged ? band : 0, st>>>(
-        ec, W, H, dm, dn, no, staged, (unsigned long long *)R);
+        ec, W, H, dm, dn, no, staged, md, tc, (unsigned long long *)R);
     return cudaGetLastError();
 }
 

@@ -57,7 +57,7 @@ struct lsx_gpu_state {
     uint8_t *cas_itok, *cas_classes;
     unsigned long long *cas_itok_hist;
     int16_t *cas_ec, *cas_w;
-    int64_t *cas_R;
+    int64_t *cas_R, *cas_Rd; /* the correlations; the dense sums they are picked from */
     uint32_t *cas_md;
     int *cas_dm, *cas_dn;
     uint16_t *cas_pair; /* the wide support's pair table and lags (the plan's), for lsx_gpu_cas_cg */
@@ -113,7 +113,7 @@ static void free_buffers(lsx_gpu_state *s)
                    s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
                    s->body,   s->hist,   s->table,  s->seg_len, s->bg_c,    s->bg_s,      s->bg_w, s->bg,
                    s->rl[0],  s->rl[1],  s->thr_hist, s->dp_scratch, s->dp_ok, s->cas_res, s->cas_act,
-                   s->cas_itok, s->cas_classes, s->cas_itok_hist, s->cas_ec, s->cas_w, s->cas_R, s->cas_md,
+                   s->cas_itok, s->cas_classes, s->cas_itok_hist, s->cas_ec, s->cas_w, s->cas_R, s->cas_Rd, s->cas_md,
                    s->cas_dm, s->cas_dn, s->cas_pair, s->cas_lag, s->cas_ok, s->bits};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
     cudaFreeHost(s->h_stage);
@@ -197,6 +197,7 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->cas_ec, 2 * px);
     ALLOC(s->cas_w, 2 * LSX_CAS_NL_MAX);
     ALLOC(s->cas_R, 8 * LSX_CAS_MAXO);
+    ALLOC(s->cas_Rd, 8 * LSX_GPU_CAS_RD);
     ALLOC(s->cas_md, 4);
     ALLOC(s->cas_dm, sizeof(int) * LSX_CAS_MAXO);
     ALLOC(s->cas_dn, sizeof(int) * LSX_CAS_MAXO);
@@ -322,13 +323,8 @@ static lsx_gpu_coding cands_coding(const lsx_gpu_state *s, uint32_t W, uint32_t 
  * the median, to the host. */
 static cudaError_t trial_sums(lsx_gpu_state *s, uint32_t W, uint32_t H, int pipe, cudaStream_t on)
 {
-    int max_dn = 0;
-    for (int k = 0; k < s->cas_plan->no; k++) {
-        const int d = s->cas_plan->dn[k] < 0 ? -s->cas_plan->dn[k] : s->cas_plan->dn[k];
-        if (d > max_dn) max_dn = d;
-    }
-    cudaError_t rc = lsx_gpu_cas_sums(s->res[pipe], W, H, s->pxhist, s->cas_md, s->cas_ec, s->cas_dm, s->cas_dn,
-                                      s->cas_plan->no, max_dn, s->cas_R, on);
+    cudaError_t rc = lsx_gpu_cas_sums(s->res[pipe], W, H, s->pxhist, s->cas_md, s->cas_ec, s->cas_plan, s->cas_dm,
+                                      s->cas_dn, s->cas_Rd, s->cas_R, on);
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(s->h_cas, s->cas_R, 8 * (size_t)s->cas_plan->no, cudaMemcpyDeviceToHost, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->h_cas + H_CAS_MD, s->cas_md, 4, cudaMemcpyDeviceToHost, on);

@@ -1,5 +1,10 @@
-/* The device's fit of the cascade's wide stage (lsx_gpu_cas_cg, gpu/
- * lsmix_cascade_cg.cu) against the C encoder's (lsx_cas_solve): the same
+/* The device's sums of the cascade stage (lsx_gpu_cas_sums, gpu/
+ * lsmix_cascade_kernels.cu) against the C encoder's: the same median and
+ * the same correlations, to the integer, on residual planes of widths from
+ * 1 to 2112 columns and clips on both sides of 127 (the tensor cores' sums
+ * and the 16-bit ones).  Then the device's fit of the cascade's wide stage
+ * (lsx_gpu_cas_cg, gpu/lsmix_cascade_cg.cu) against the C encoder's
+ * (lsx_cas_solve): the same
  * rounded weights and the same verdict on whether the system is solvable,
  * bit for bit, on the correlations of planes of every kind the encoders
  * meet: white residuals, structure in the rows above, along the readout
@@ -32,6 +37,81 @@ static void make_plane(int kind, uint32_t W, uint32_t H, int32_t clip, uint64_t 
     }
 }
 
+/* Residuals e1 of a W x H plane with median |e1| about amp / 2, coloured
+ * along the rows and down the columns; where `spikes`, hot pixels of
+ * +-60000 too (the clip keeps them out of the sums). */
+static void make_residuals(uint32_t W, uint32_t H, int32_t amp, int spikes, uint64_t *s, int32_t *e1)
+{
+    for (size_t i = 0; i < (size_t)W * H; i++) {
+        const uint32_t n = (uint32_t)(i % W);
+        int32_t e = (int32_t)((lcg(s) >> 33) % (uint64_t)(2 * amp + 1)) - amp;
+        if (n >= 1) e += e1[i - 1] / 3;
+        if (i >= W) e -= e1[i - W] / 4;
+        if (spikes && (lcg(s) >> 40) % 97 == 0) e = (lcg(s) >> 63) ? 60000 : -60000;
+        e1[i] = e;
+    }
+}
+
+/* lsx_gpu_cas_sums against the C encoder's median, clip and correlations. */
+static void check_sums(const lsx_cas_plan *pl)
+{
+    static const uint32_t shapes[][2] = {{1, 9}, {7, 40}, {33, 20}, {300, 50}, {1000, 24}, {1024, 64}, {2112, 20}};
+    static const int32_t amps[] = {1, 20, 120, 400, 5000};
+    const size_t max_px = 2112 * 64;
+    int32_t *e1 = (int32_t *)malloc(sizeof *e1 * max_px), *d_e1;
+    int16_t *ec = (int16_t *)malloc(sizeof *ec * max_px), *d_ec;
+    uint32_t *hist = (uint32_t *)malloc(sizeof *hist * 65536), *d_hist, *d_md;
+    int64_t R[LSX_CAS_MAXO], G[LSX_CAS_MAXO], *d_R, *d_Rd;
+    int *d_dm, *d_dn;
+    if (!e1 || !ec || !hist || cudaMalloc(&d_e1, sizeof *e1 * max_px) || cudaMalloc(&d_ec, sizeof *ec * max_px) ||
+        cudaMalloc(&d_hist, sizeof *hist * 65536) || cudaMalloc(&d_md, 4) || cudaMalloc(&d_R, sizeof R) ||
+        cudaMalloc(&d_Rd, sizeof(int64_t) * LSX_GPU_CAS_RD) || cudaMalloc(&d_dm, sizeof(int) * pl->no) ||
+        cudaMalloc(&d_dn, sizeof(int) * pl->no)) {
+        CHECK(0, "sums: memory");
+        return;
+    }
+    cudaMemcpy(d_dm, pl->dm, sizeof(int) * pl->no, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_dn, pl->dn, sizeof(int) * pl->no, cudaMemcpyHostToDevice);
+    uint64_t s = 11;
+    int small = 0, large = 0;
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
+        for (size_t a = 0; a < sizeof amps / sizeof *amps; a++) {
+            const uint32_t W = shapes[sh][0], H = shapes[sh][1];
+            const uint64_t px = (uint64_t)W * H;
+            make_residuals(W, H, amps[a], (int)(a + sh) % 2, &s, e1);
+            memset(hist, 0, sizeof *hist * 65536);
+            for (uint64_t i = W; i < px; i++) {
+                const uint32_t v = (uint32_t)(e1[i] < 0 ? -e1[i] : e1[i]);
+                hist[v > 65535 ? 65535 : v]++;
+            }
+            const int32_t clip = lsx_cas_clip(hist, px - W);
+            for (uint64_t i = 0; i < px; i++) ec[i] = lsx_cas_clipped(e1[i], clip);
+            if (lsx_cas_correlations(pl, ec, W, H, clip, 2, R) != 0) {
+                CHECK(0, "sums: C correlations");
+                continue;
+            }
+            cudaMemcpy(d_e1, e1, sizeof *e1 * px, cudaMemcpyHostToDevice);
+            cudaError_t rc = lsx_gpu_cas_sums(d_e1, W, H, d_hist, d_md, d_ec, pl, d_dm, d_dn, d_Rd, d_R, 0);
+            uint32_t md = 0;
+            if (rc == cudaSuccess) rc = cudaMemcpy(G, d_R, sizeof(int64_t) * pl->no, cudaMemcpyDeviceToHost);
+            if (rc == cudaSuccess) rc = cudaMemcpy(&md, d_md, 4, cudaMemcpyDeviceToHost);
+            CHECK(rc == cudaSuccess, "sums %u x %u: the kernels ran: %s", W, H, cudaGetErrorString(rc));
+            CHECK(lsx_cas_clip_of_median(md) == clip, "sums %u x %u amp %d: device clip %d, C %d", W, H, amps[a],
+                  lsx_cas_clip_of_median(md), clip);
+            int differ = 0, first = -1;
+            for (int k = 0; k < pl->no; k++)
+                if (G[k] != R[k]) differ++, first = first < 0 ? k : first;
+            CHECK(differ == 0, "sums %u x %u clip %d: %d of %d correlations differ, first (%d, %d): %lld against %lld",
+                  W, H, clip, differ, pl->no, first < 0 ? 0 : pl->dm[first], first < 0 ? 0 : pl->dn[first],
+                  first < 0 ? 0LL : (long long)G[first], first < 0 ? 0LL : (long long)R[first]);
+            small += clip <= 127, large += clip > 127;
+        }
+    CHECK(small > 0 && large > 0, "sums: clips at most 127 (%d planes) and above (%d) both met", small, large);
+    cudaFree(d_e1), cudaFree(d_ec), cudaFree(d_hist), cudaFree(d_md), cudaFree(d_R), cudaFree(d_Rd);
+    cudaFree(d_dm), cudaFree(d_dn);
+    free(e1), free(ec), free(hist);
+}
+
 int main(void)
 {
     int ndev = 0;
@@ -46,6 +126,7 @@ int main(void)
     int64_t R[LSX_CAS_MAXO];
     if (!pl || !ec) return 1;
     lsx_cas_plan_make(pl);
+    check_sums(pl);
     const int nw = pl->sup[1].nl;
     int64_t *d_R;
     uint32_t *d_md;
