@@ -1,8 +1,8 @@
 /* The device's sums of the cascade stage (lsx_gpu_cas_sums, gpu/
  * lsmix_cascade_kernels.cu) against the C encoder's: the same median and
  * the same correlations, to the integer, on residual planes of widths from
- * 1 to 2112 columns and clips on both sides of 127 (the tensor cores' sums
- * and the 16-bit ones).  Then the device's fit of the cascade's wide stage
+ * 1 to 4096 columns and clips on both sides of 127 (the values as one plane
+ * of bytes and as two).  Then the device's fit of the cascade's wide stage
  * (lsx_gpu_cas_cg, gpu/lsmix_cascade_cg.cu) against the C encoder's
  * (lsx_cas_solve): the same
  * rounded weights and the same verdict on whether the system is solvable,
@@ -55,7 +55,8 @@ static void make_residuals(uint32_t W, uint32_t H, int32_t amp, int spikes, uint
 /* lsx_gpu_cas_sums against the C encoder's median, clip and correlations. */
 static void check_sums(const lsx_cas_plan *pl)
 {
-    static const uint32_t shapes[][2] = {{1, 9}, {7, 40}, {33, 20}, {300, 50}, {1000, 24}, {1024, 64}, {2112, 20}};
+    static const uint32_t shapes[][2] = {{1, 9},     {7, 40},    {33, 20},   {300, 50},
+                                         {1000, 24}, {1024, 64}, {2112, 20}, {4096, 12}};
     static const int32_t amps[] = {1, 20, 120, 400, 5000};
     const size_t max_px = 2112 * 64;
     int32_t *e1 = (int32_t *)malloc(sizeof *e1 * max_px), *d_e1;
