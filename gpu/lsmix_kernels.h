@@ -122,17 +122,19 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
 cudaError_t lsx_gpu_finish_pipe(uint32_t W, uint32_t H, const lsx_gpu_pipe *pp, uint32_t *thr_hist,
                                 cudaStream_t st);
 
+/* lsx_gpu_cas_sums' scratch Rd, in entries: every row offset's run of 256
+ * lags (the tensor cores' sums), and a count */
+#define LSX_GPU_CAS_RD ((LSX_CAS_ROWS_MAX + 1) * 256 + 1)
 /* The cascade stage (core/lsmix_cascade.h) on a pipeline's residuals e1
  * (lsmix_cascade_kernels.cu).  lsx_gpu_cas_sums: the median |e1| of rows
  * 1.. into *md (lsx_cas_clip's), e1 clipped (lsx_cas_clip_of_median) into
  * ec, and the correlations R[k] of the plan's offsets (lsx_cas_correlation's
  * sums; pl: the plan on the host, dm and dn its offsets on the device);
- * hist: 65536 words of scratch, Rd: LSX_GPU_CAS_RD entries of scratch.  lsx_gpu_cas_final: with the weights w
- * (device, lsx_cas_nl(wide) of them) of the support wide, the
- * final prediction of every pixel, its residual into pp->res and its
- * intensity token into pp->itok (then lsx_gpu_finish_pipe). */
-/* every row offset's run of 256 lags (the tensor cores' sums), and a count */
-#define LSX_GPU_CAS_RD ((LSX_CAS_ROWS_MAX + 1) * 256 + 1)
+ * hist: 65536 words of scratch, Rd: LSX_GPU_CAS_RD entries of scratch.
+ * lsx_gpu_cas_final: with the weights w (device, lsx_cas_nl(wide) of them)
+ * of the support wide, the final prediction of every pixel, its residual
+ * into pp->res and its intensity token into pp->itok (then
+ * lsx_gpu_finish_pipe). */
 cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t *hist, uint32_t *md, int16_t *ec,
                              const lsx_cas_plan *pl, const int *dm, const int *dn, int64_t *Rd, int64_t *R,
                              cudaStream_t st);
