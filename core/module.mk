@@ -22,10 +22,3 @@ $(BENCH_CORE): $(OBJ)/tests/bench/bench_core.o $(OBJ)/tests/unit/core_frames.o \
 	$(CC) $(LDFLAGS_SAN) -o $@ $^ -lcharls $(LDLIBS_BASE)
 $(OBJ)/tests/bench/bench_core.o: HOST_CFLAGS += -Itests/unit
 bench: $(BENCH_CORE)
-
-# The generator of the golden streams (tests/golden/generate.sh).
-$(BUILD)/bin/make_golden: $(OBJ)/tests/golden/make_golden.o $(OBJ)/tests/unit/core_frames.o \
-                          $(OBJ)/tests/unit/core_fitshdr.o $(CORE_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_SAN) -o $@ $^ $(LDLIBS_BASE)
-$(OBJ)/tests/golden/make_golden.o: HOST_CFLAGS += -Itests/unit

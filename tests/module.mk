@@ -19,6 +19,14 @@ unit-tests: $(UNIT_BIN)
 test:
 	@scripts/run-tests.sh
 
+# The generator of the golden streams (tests/golden/generate.sh): the core,
+# the test frames and the simulator's library (frames of curved orders).
+$(BUILD)/bin/make_golden: $(OBJ)/tests/golden/make_golden.o $(OBJ)/tests/unit/core_frames.o \
+                          $(OBJ)/tests/unit/core_fitshdr.o $(SIM_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_SAN) -o $@ $^ $(LDLIBS_BASE)
+$(OBJ)/tests/golden/make_golden.o: HOST_CFLAGS += -Itests/unit
+
 # Benchmarks (numbers, not pass/fail): `make bench` runs scripts/bench-cpu.sh.
 BENCH_CORE := $(BUILD)/tests/bench/bench_core
 $(BENCH_CORE): $(OBJ)/tests/bench/bench_core.o $(TEST_HELPERS_OBJ) $(TEST_LIBS)

@@ -13,6 +13,7 @@
 #include "aurp.h"
 #include "core_fitshdr.h"
 #include "core_frames.h"
+#include "sim.h"
 
 static FILE *manifest;
 static const char *outdir;
@@ -49,8 +50,9 @@ static int emit(const char *name, int profile, const uint8_t *src, size_t n, con
     return rc;
 }
 
-/* a FITS-like file: one 2880-byte header of cards, the image, zero padding */
-static uint8_t *fitslike(core_frame_kind kind, uint32_t w, uint32_t h, uint64_t seed, size_t *n)
+/* a FITS-like file of the pixels u: one 2880-byte header of cards, the
+ * image, zero padding */
+static uint8_t *fitslike_of(const uint16_t *u, uint32_t w, uint32_t h, size_t *n)
 {
     size_t data = 2 * (size_t)w * h, total = 2880 + (data + 2879) / 2880 * 2880;
     uint8_t *f = calloc(1, total);
@@ -63,12 +65,57 @@ static uint8_t *fitslike(core_frame_kind kind, uint32_t w, uint32_t h, uint64_t 
         snprintf(card, sizeof card, fmt[i], i == 3 ? w : h);
         memcpy(f + 80 * i, card, strlen(card));
     }
-    uint16_t *u = malloc(data);
-    core_frame_make(kind, w, h, seed, u);
     core_frame_to_be16(u, (size_t)w * h, f + 2880);
-    free(u);
     *n = total;
     return f;
+}
+
+static uint8_t *fitslike(core_frame_kind kind, uint32_t w, uint32_t h, uint64_t seed, size_t *n)
+{
+    uint16_t *u = malloc(2 * (size_t)w * h);
+    core_frame_make(kind, w, h, seed, u);
+    uint8_t *f = fitslike_of(u, w, h, n);
+    free(u);
+    return f;
+}
+
+/* The lsmix predictor set (image stream header byte 22) the encoder picks
+ * for the big-endian pixels be, or -1. */
+static int lsmix_set_of(const uint8_t *be, uint32_t w, uint32_t h)
+{
+    aurp_params p;
+    aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
+    size_t cap = aurp_image_bound(w, h), len;
+    uint8_t *s = malloc(cap);
+    aurp_error err = {{0}};
+    int set = aurp_image_encode(be, w, h, &p, 1, s, cap, &len, &err) == AURP_OK ? s[22] : -1;
+    free(s);
+    return set;
+}
+
+/* A simulated frame of the kind as a FITS-like file, and its lsmix stream;
+ * want_set: the predictor set the case exists for (the run fails when the
+ * encoder picks another, so that the case keeps covering it). */
+static int emit_sim(const char *name, sim_kind kind, uint32_t w, uint32_t h, uint64_t seed, int want_set)
+{
+    sim_options o;
+    sim_options_for_kind(&o, kind);
+    uint16_t *u = malloc(2 * (size_t)w * h);
+    if (sim_frame(w, h, seed, 0, &o, u) != 0) {
+        fprintf(stderr, "make_golden: %s: the simulator failed\n", name);
+        free(u);
+        return 1;
+    }
+    size_t n;
+    uint8_t *f = fitslike_of(u, w, h, &n);
+    free(u);
+    int set = lsmix_set_of(f + 2880, w, h), rc = 1;
+    if (set != want_set)
+        fprintf(stderr, "make_golden: %s: the encoder picks predictor set %d, not %d\n", name, set, want_set);
+    else
+        rc = emit(name, AURP_PROFILE_LSMIX, f, n, &(aurp_region){2880, w, h}, 6, 9, 0);
+    free(f);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -120,6 +167,9 @@ int main(int argc, char **argv)
                    cases[c].N, cases[c].M, cases[c].T);
         free(f);
     }
+    /* curved echelle orders: predictor set 2 (the RL members on BG's
+     * levels) with the cascade, which no other case has together */
+    rc |= emit_sim("lsmix_echelle", SIM_KIND_ECHELLE, 192, 96, 3, 2);
     if (argc > 2) { /* 16 rows of a real frame */
         size_t len;
         uint8_t *t = core_read_file(argv[2], &len);
