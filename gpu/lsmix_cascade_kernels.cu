@@ -66,7 +66,7 @@ __global__ void cas_clip_kernel(const int32_t *__restrict__ e1, uint64_t px, con
 
 /* The correlations on the tensor cores.  For one row offset dm the plan's
  * column offsets are a run of at most 256 lags d = d0 .. d0 + 255
- * (cas_tc_lags, from the plan on the host), and the sums of row m against
+ * (lsx_gpu_cas_lags, from the plan on the host), and the sums of row m against
  * row m - dm at those lags are two integer matrix products a 32-column
  * chunk of the row (the mma of m16n8k32: 8-bit values in, exact 32-bit
  * sums out):
@@ -97,10 +97,7 @@ __global__ void cas_clip_kernel(const int32_t *__restrict__ e1, uint64_t px, con
 #define CAS_TC_LAGS 256
 static_assert((CAS_CORR_UP + 1) * CAS_TC_LAGS + 1 == LSX_GPU_CAS_RD, "Rd: the dense sums and the count");
 #define CAS_TC_PAD 288 /* zero bytes either side of a staged row: runs with -288 <= d0 <= 16 */
-
-typedef struct {
-    int d0[CAS_CORR_UP + 1]; /* row offset dm's run of lags: d0[dm] .. d0[dm] + CAS_TC_LAGS - 1 */
-} cas_tc_lags;
+static_assert(sizeof(lsx_gpu_cas_lags) == sizeof(int) * (CAS_CORR_UP + 1), "a run of lags a row offset");
 
 static __host__ __device__ __forceinline__ uint32_t cas_tc_pitch(uint32_t W)
 {
@@ -139,23 +136,28 @@ CAS_MMA(mma_us, "u8", "s8")
 CAS_MMA(mma_uu, "u8", "u8")
 
 /* Positions p .. p + 3 of staged row r (r < rows: row top + r of ec; else
- * zeros) as 4 bytes, zeros outside the row: the low bytes of the values
- * (hi: the high bytes). */
-template <bool hi>
-static __device__ __forceinline__ uint32_t staged_word(const int16_t *__restrict__ ec, uint32_t W, uint32_t top,
-                                                       uint32_t rows, uint32_t r, int p)
+ * zeros) as 4 bytes each, zeros outside the row: the low bytes of the
+ * values into *lo and (WIDE) the high bytes into *hi, from one load. */
+template <bool WIDE>
+static __device__ __forceinline__ void staged_words(const int16_t *__restrict__ ec, uint32_t W, uint32_t top,
+                                                    uint32_t rows, uint32_t r, int p, uint32_t *lo, uint32_t *hi)
 {
-    if (r >= rows || p + 4 <= 0 || p >= (int)W) return 0;
+    *lo = *hi = 0;
+    if (r >= rows || p + 4 <= 0 || p >= (int)W) return;
     const int16_t *row = ec + (size_t)(top + r) * W;
     if (W % 4 == 0 && p >= 0 && p + 4 <= (int)W) { /* 8-byte aligned: W, p multiples of 4 */
         const uint2 v = __ldg((const uint2 *)(row + p));
-        return __byte_perm(v.x, v.y, hi ? 0x7531 : 0x6420);
+        *lo = __byte_perm(v.x, v.y, 0x6420);
+        if (WIDE) *hi = __byte_perm(v.x, v.y, 0x7531);
+        return;
     }
-    uint32_t v = 0;
 #pragma unroll
     for (int b = 0; b < 4; b++)
-        if (p + b >= 0 && p + b < (int)W) v |= (uint32_t)(uint8_t)(row[p + b] >> (hi ? 8 : 0)) << (8 * b);
-    return v;
+        if (p + b >= 0 && p + b < (int)W) {
+            const int16_t e = row[p + b];
+            *lo |= (uint32_t)(uint8_t)e << (8 * b);
+            if (WIDE) *hi |= (uint32_t)(uint8_t)(e >> 8) << (8 * b);
+        }
 }
 
 /* One chunk's A fragment of a plane's row: rows s = g and g + 8, columns
@@ -171,7 +173,7 @@ static __device__ __forceinline__ void fragment_a(const uint8_t *a_row, int n0, 
 template <bool WIDE>
 __global__ void __launch_bounds__(CAS_TC_THREADS) cas_corr_tc_kernel(const int16_t *__restrict__ ec, uint32_t W,
                                                                      uint32_t H, const uint32_t *__restrict__ md,
-                                                                     cas_tc_lags lags, const int *__restrict__ odm,
+                                                                     lsx_gpu_cas_lags lags, const int *__restrict__ odm,
                                                                      const int *__restrict__ odn, int no,
                                                                      unsigned long long *__restrict__ Rd,
                                                                      int64_t *__restrict__ R)
@@ -186,8 +188,10 @@ __global__ void __launch_bounds__(CAS_TC_THREADS) cas_corr_tc_kernel(const int16
     for (uint32_t i = threadIdx.x; i < words; i += CAS_TC_THREADS) {
         const uint32_t r = i / (pitch / 4);
         const int p = (int)(4 * (i - r * (pitch / 4))) - CAS_TC_PAD;
-        band32[i] = staged_word<false>(ec, W, top, rows, r, p);
-        if (WIDE) band32[plane / 4 + i] = staged_word<true>(ec, W, top, rows, r, p);
+        uint32_t lo_word, hi_word;
+        staged_words<WIDE>(ec, W, top, rows, r, p, &lo_word, &hi_word);
+        band32[i] = lo_word;
+        if (WIDE) band32[plane / 4 + i] = hi_word;
     }
     for (uint32_t i = threadIdx.x; i < (CAS_CORR_UP + 1) * CAS_TC_LAGS; i += CAS_TC_THREADS) (&sums[0][0])[i] = 0;
     __syncthreads();
@@ -256,7 +260,7 @@ __global__ void __launch_bounds__(CAS_TC_THREADS) cas_corr_tc_kernel(const int16
  * rounded down to a multiple of 4, so that B's words are aligned.  0 where
  * some offset falls outside them or outside the staged rows' zeros (the
  * format's plan never does). */
-static int cas_tc_lags_of(const lsx_cas_plan *pl, cas_tc_lags *lags)
+static int cas_tc_lags_of(const lsx_cas_plan *pl, lsx_gpu_cas_lags *lags)
 {
     int lo[CAS_CORR_UP + 1], hi[CAS_CORR_UP + 1];
     for (int dm = 0; dm <= CAS_CORR_UP; dm++) lo[dm] = INT_MAX, hi[dm] = INT_MIN;
@@ -276,22 +280,28 @@ static int cas_tc_lags_of(const lsx_cas_plan *pl, cas_tc_lags *lags)
     return 1;
 }
 
-cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t *hist, uint32_t *md, int16_t *ec,
-                             const lsx_cas_plan *pl, const int *dm, const int *dn, int64_t *Rd, int64_t *R,
-                             cudaStream_t st)
+cudaError_t lsx_gpu_cas_setup(const lsx_cas_plan *pl, lsx_gpu_cas_lags *lags)
 {
-    const uint64_t px = (uint64_t)W * H;
-    cas_tc_lags lags;
-    if (!cas_tc_lags_of(pl, &lags) || W > 4096) return cudaErrorInvalidValue;
-    /* the attribute: always the widest frame's need, never this launch's,
+    if (!cas_tc_lags_of(pl, lags)) return cudaErrorInvalidValue;
+    /* the attribute: always the widest frame's need, never a launch's,
      * which a handle on another thread launching a wider frame would
-     * undercut between its call and its launch */
+     * undercut between its call and its launch; a property of the device's
+     * kernel, so once per device */
     cudaError_t rc = cudaFuncSetAttribute((const void *)cas_corr_tc_kernel<false>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, CAS_TC_SMEM / 2);
     if (rc == cudaSuccess)
         rc = cudaFuncSetAttribute((const void *)cas_corr_tc_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   CAS_TC_SMEM);
-    if (rc == cudaSuccess) rc = cudaMemsetAsync(hist, 0, 65536 * sizeof *hist, st);
+    return rc;
+}
+
+cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t *hist, uint32_t *md, int16_t *ec,
+                             const lsx_gpu_cas_lags *lags, int no, const int *dm, const int *dn, int64_t *Rd,
+                             int64_t *R, cudaStream_t st)
+{
+    const uint64_t px = (uint64_t)W * H;
+    if (W > 4096) return cudaErrorInvalidValue;
+    cudaError_t rc = cudaMemsetAsync(hist, 0, 65536 * sizeof *hist, st);
     if (rc == cudaSuccess) rc = cudaMemsetAsync(Rd, 0, sizeof *Rd * LSX_GPU_CAS_RD, st);
     if (rc != cudaSuccess) return rc;
     cas_hist_kernel<<<264, CAS_THREADS, 0, st>>>(e1, W, px, hist);
@@ -300,9 +310,9 @@ cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t
     /* one plane where the frame's clip (known on the device) is at most
      * 127, else two: the other kernel returns at once */
     const uint32_t blocks = (H + CAS_TC_ROWS - 1) / CAS_TC_ROWS;
-    cas_corr_tc_kernel<false><<<blocks, CAS_TC_THREADS, cas_tc_plane(W), st>>>(ec, W, H, md, lags, dm, dn, pl->no,
+    cas_corr_tc_kernel<false><<<blocks, CAS_TC_THREADS, cas_tc_plane(W), st>>>(ec, W, H, md, *lags, dm, dn, no,
                                                                              (unsigned long long *)Rd, R);
-    cas_corr_tc_kernel<true><<<blocks, CAS_TC_THREADS, 2 * cas_tc_plane(W), st>>>(ec, W, H, md, lags, dm, dn, pl->no,
+    cas_corr_tc_kernel<true><<<blocks, CAS_TC_THREADS, 2 * cas_tc_plane(W), st>>>(ec, W, H, md, *lags, dm, dn, no,
                                                                                 (unsigned long long *)Rd, R);
     return cudaGetLastError();
 }

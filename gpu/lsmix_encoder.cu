@@ -63,6 +63,7 @@ struct lsx_gpu_state {
     uint16_t *cas_pair; /* the wide support's pair table and lags (the plan's), for lsx_gpu_cas_cg */
     int *cas_lag, *cas_ok;
     lsx_cas_plan *cas_plan; /* host, made once */
+    lsx_gpu_cas_lags cas_lags; /* the plan's runs of lags (lsx_gpu_cas_setup, once) */
     int guess_pipe, guess_kind; /* the last frame's winner (-1: none): the trial starts on it early */
     int skip_p2; /* the last frame did not need pipeline 2: it runs only if the choice asks for it */
     int32_t *res[NPIPE];
@@ -254,7 +255,9 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     if (rc == cudaSuccess && !(s->cas_plan = (lsx_cas_plan *)malloc(sizeof *s->cas_plan))) rc = cudaErrorMemoryAllocation;
     if (rc == cudaSuccess) {
         lsx_cas_plan_make(s->cas_plan);
-        rc = cudaMemcpy(s->cas_dm, s->cas_plan->dm, sizeof(int) * s->cas_plan->no, cudaMemcpyHostToDevice);
+        rc = lsx_gpu_cas_setup(s->cas_plan, &s->cas_lags);
+        if (rc == cudaSuccess)
+            rc = cudaMemcpy(s->cas_dm, s->cas_plan->dm, sizeof(int) * s->cas_plan->no, cudaMemcpyHostToDevice);
         if (rc == cudaSuccess)
             rc = cudaMemcpy(s->cas_dn, s->cas_plan->dn, sizeof(int) * s->cas_plan->no, cudaMemcpyHostToDevice);
         const int nw = s->cas_plan->sup[1].nl;
@@ -323,8 +326,8 @@ static lsx_gpu_coding cands_coding(const lsx_gpu_state *s, uint32_t W, uint32_t 
  * the median, to the host. */
 static cudaError_t trial_sums(lsx_gpu_state *s, uint32_t W, uint32_t H, int pipe, cudaStream_t on)
 {
-    cudaError_t rc = lsx_gpu_cas_sums(s->res[pipe], W, H, s->pxhist, s->cas_md, s->cas_ec, s->cas_plan, s->cas_dm,
-                                      s->cas_dn, s->cas_Rd, s->cas_R, on);
+    cudaError_t rc = lsx_gpu_cas_sums(s->res[pipe], W, H, s->pxhist, s->cas_md, s->cas_ec, &s->cas_lags,
+                                      s->cas_plan->no, s->cas_dm, s->cas_dn, s->cas_Rd, s->cas_R, on);
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(s->h_cas, s->cas_R, 8 * (size_t)s->cas_plan->no, cudaMemcpyDeviceToHost, on);
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(s->h_cas + H_CAS_MD, s->cas_md, 4, cudaMemcpyDeviceToHost, on);

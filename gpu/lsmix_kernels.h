@@ -125,19 +125,30 @@ cudaError_t lsx_gpu_finish_pipe(uint32_t W, uint32_t H, const lsx_gpu_pipe *pp, 
 /* lsx_gpu_cas_sums' scratch Rd, in entries: every row offset's run of 256
  * lags (the tensor cores' sums), and a count */
 #define LSX_GPU_CAS_RD ((LSX_CAS_ROWS_MAX + 1) * 256 + 1)
+/* The run of 256 lags d0[dm] .. d0[dm] + 255 of every row offset dm that
+ * lsx_gpu_cas_sums' kernels sum, for a plan's offsets. */
+typedef struct {
+    int d0[LSX_CAS_ROWS_MAX + 1];
+} lsx_gpu_cas_lags;
+/* Once per device and plan, before lsx_gpu_cas_sums: the plan's runs of
+ * lags into *lags (cudaErrorInvalidValue where an offset lies outside
+ * what the kernels can sum), and the kernels' shared memory opted in to
+ * the widest frame's need (with the device current). */
+cudaError_t lsx_gpu_cas_setup(const lsx_cas_plan *pl, lsx_gpu_cas_lags *lags);
 /* The cascade stage (core/lsmix_cascade.h) on a pipeline's residuals e1
  * (lsmix_cascade_kernels.cu).  lsx_gpu_cas_sums: the median |e1| of rows
  * 1.. into *md (lsx_cas_clip's), e1 clipped (lsx_cas_clip_of_median) into
- * ec, and the correlations R[k] of the plan's offsets (lsx_cas_correlation's
- * sums; pl: the plan on the host, dm and dn its offsets on the device);
- * hist: 65536 words of scratch, Rd: LSX_GPU_CAS_RD entries of scratch.
+ * ec, and the correlations R[k] of the plan's no offsets (lsx_cas_correlation's
+ * sums; lags: lsx_gpu_cas_setup's of the plan, dm and dn its offsets on the
+ * device); hist: 65536 words of scratch, Rd: LSX_GPU_CAS_RD entries of
+ * scratch.
  * lsx_gpu_cas_final: with the weights w (device, lsx_cas_nl(wide) of them)
  * of the support wide, the final prediction of every pixel, its residual
  * into pp->res and its intensity token into pp->itok (then
  * lsx_gpu_finish_pipe). */
 cudaError_t lsx_gpu_cas_sums(const int32_t *e1, uint32_t W, uint32_t H, uint32_t *hist, uint32_t *md, int16_t *ec,
-                             const lsx_cas_plan *pl, const int *dm, const int *dn, int64_t *Rd, int64_t *R,
-                             cudaStream_t st);
+                             const lsx_gpu_cas_lags *lags, int no, const int *dm, const int *dn, int64_t *Rd,
+                             int64_t *R, cudaStream_t st);
 cudaError_t lsx_gpu_cas_final(const uint16_t *x, const int32_t *e1, const int16_t *ec, uint32_t W, uint32_t H,
                               const int16_t *w, int wide, const uint16_t *ioff, const lsx_gpu_pipe *pp,
                               cudaStream_t st);

@@ -73,6 +73,22 @@ static void check_sums(const lsx_cas_plan *pl)
     }
     cudaMemcpy(d_dm, pl->dm, sizeof(int) * pl->no, cudaMemcpyHostToDevice);
     cudaMemcpy(d_dn, pl->dn, sizeof(int) * pl->no, cudaMemcpyHostToDevice);
+    lsx_gpu_cas_lags lags;
+    CHECK(lsx_gpu_cas_setup(pl, &lags) == cudaSuccess, "sums: the plan's runs of lags and the kernels' set-up");
+    /* a plan whose offsets lie beyond a run of 256 lags of their row (or
+     * beyond the rows the kernels stage) is refused, not summed wrong */
+    lsx_cas_plan *bad = (lsx_cas_plan *)malloc(sizeof *bad);
+    lsx_gpu_cas_lags bad_lags;
+    if (bad) {
+        *bad = *pl;
+        bad->dn[bad->no - 1] = bad->dn[0] + 300;
+        bad->dm[bad->no - 1] = bad->dm[0];
+        CHECK(lsx_gpu_cas_setup(bad, &bad_lags) == cudaErrorInvalidValue, "sums: a run of lags past 256 is refused");
+        *bad = *pl;
+        bad->dm[0] = LSX_CAS_ROWS_MAX + 1;
+        CHECK(lsx_gpu_cas_setup(bad, &bad_lags) == cudaErrorInvalidValue, "sums: a row offset past the staged rows is refused");
+        free(bad);
+    }
     uint64_t s = 11;
     int small = 0, large = 0;
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++)
@@ -92,7 +108,7 @@ static void check_sums(const lsx_cas_plan *pl)
                 continue;
             }
             cudaMemcpy(d_e1, e1, sizeof *e1 * px, cudaMemcpyHostToDevice);
-            cudaError_t rc = lsx_gpu_cas_sums(d_e1, W, H, d_hist, d_md, d_ec, pl, d_dm, d_dn, d_Rd, d_R, 0);
+            cudaError_t rc = lsx_gpu_cas_sums(d_e1, W, H, d_hist, d_md, d_ec, &lags, pl->no, d_dm, d_dn, d_Rd, d_R, 0);
             uint32_t md = 0;
             if (rc == cudaSuccess) rc = cudaMemcpy(G, d_R, sizeof(int64_t) * pl->no, cudaMemcpyDeviceToHost);
             if (rc == cudaSuccess) rc = cudaMemcpy(&md, d_md, 4, cudaMemcpyDeviceToHost);
