@@ -249,14 +249,18 @@ typedef struct {
     const uint16_t *u;
     uint32_t W, H;
     lsx_params p;
-    int nbands;
-    double *p_ls; /* [W * H] */
+    /* two banks of threads, each with its own count: a shared one let the
+     * segments' count (up to the segments there are) leave LS more bands
+     * than columns, and an empty band failed the frame */
+    int ls_bands;   /* predict_band's column bands: min(threads, W) */
+    int code_bands; /* encode_segment_range's runs of segments (coding_bands) */
+    double *p_ls;   /* [W * H] */
     atomic_int failed;
     /* segments */
     const lsx_view *v;
     const int32_t *res;
     const uint8_t *ctx;
-    const ctx_model *snap; /* [nbands] the model where each thread's segments start (seg_run) */
+    const ctx_model *snap; /* [code_bands] the model where each thread's segments start (seg_run) */
     uint8_t *seg_buf;
     size_t seg_cap;
     uint32_t *seg_len;
@@ -280,7 +284,7 @@ static void predict_band(void *arg, int bi)
 {
     enc_job *j = arg;
     const uint32_t W = j->W;
-    uint32_t c0 = band_edge(W, j->nbands, bi), c1 = band_edge(W, j->nbands, bi + 1);
+    uint32_t c0 = band_edge(W, j->ls_bands, bi), c1 = band_edge(W, j->ls_bands, bi + 1);
     lsx_band b;
     lsx_state s; /* only the column means are used here */
     if (lsx_band_init(&b, &j->p, W, c0, c1) != 0) {
@@ -321,7 +325,7 @@ static void encode_segment_range(void *arg, int t)
     enc_job *j = arg;
     const lsx_view *v = j->v;
     const uint64_t pixels = (uint64_t)v->W * v->H;
-    const uint32_t bands = (uint32_t)j->nbands;
+    const uint32_t bands = (uint32_t)j->code_bands;
     uint32_t s0 = seg_run(v->nseg, (uint32_t)t, bands), s1 = seg_run(v->nseg, (uint32_t)t + 1, bands);
     size_t seg_pixels = (size_t)1 << v->seg_log2;
     ctx_sym *sym = malloc(3 * seg_pixels * sizeof *sym);
@@ -483,8 +487,8 @@ static size_t code_segments(enc_job *j, const lsx_view *v, const int32_t *res, c
     j->res = res;
     j->ctx = ctx;
     j->snap = snap;
-    j->nbands = (int)coding_bands(v, threads);
-    aurp_parallel(j->nbands, encode_segment_range, j);
+    j->code_bands = (int)coding_bands(v, threads);
+    aurp_parallel(j->code_bands, encode_segment_range, j);
     if (atomic_load(&j->failed)) return 0;
     size_t len = stream_header_len(v);
     for (uint32_t s = 0; s < v->nseg; s++) len += j->seg_len[s];
@@ -627,7 +631,7 @@ static aurp_status try_cascade(enc_job *j, const lsx_view *v0, int pipe, int thr
 static int predict_ls(enc_job *j, lsx_params lp)
 {
     j->p = lp;
-    aurp_parallel(j->nbands, predict_band, j);
+    aurp_parallel(j->ls_bands, predict_band, j);
     return atomic_load(&j->failed) ? -1 : 0;
 }
 
@@ -682,7 +686,7 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
      * 2 without RL and with AF, is no longer written: set 2 was smaller
      * wherever set 1 had won.)  Then the winner with the cascade stage. */
     enc_best best = {0, 0};
-    j.nbands = (uint32_t)threads < W ? threads : (int)W;
+    j.ls_bands = (uint32_t)threads < W ? threads : (int)W;
     int win = -1, ls_now = 0, planes_of = -1; /* planes_of: the pipeline whose blend pass pl holds */
     unsigned win_kind = 0, mask = ~0u;
     if (predict_ls(&j, ls_of[0]) != 0) {

@@ -118,6 +118,43 @@ static int emit_sim(const char *name, sim_kind kind, uint32_t w, uint32_t h, uin
     return rc;
 }
 
+/* The pixels of the lsmix cases for rare paths of the decoder:
+ *   edges (202 x 365): 330 rows of zeros, where LS's first pivot fails
+ *     in every column (K' = 0) and one context counts more than 2^16
+ *     pixels (its counts halve), then rows of a ramp with noise and
+ *     spikes; 73730 pixels leave a last segment of 2, all of whose
+ *     symbols fit in the carry (it closes at the segment's end);
+ *   column (1 x 3000): W = 1, a triangle wave with noise. */
+static uint16_t *rare_paths_frame(int column, uint32_t *w, uint32_t *h)
+{
+    *w = column ? 1 : 202;
+    *h = column ? 3000 : 365;
+    uint16_t *u = malloc(2 * (size_t)*w * *h);
+    uint64_t s = column ? 21 : 20;
+    for (uint32_t m = 0; m < *h; m++)
+        for (uint32_t n = 0; n < *w; n++) {
+            const uint32_t tri = m % 400 < 200 ? m % 400 : 400 - m % 400;
+            uint32_t v = column    ? 2000 + 3 * tri + (uint32_t)(core_rand(&s) % 5)
+                         : m < 330 ? 0
+                                   : 1000 + 3 * n + 5 * (m - 330) + (uint32_t)(core_rand(&s) % 7);
+            if (!column && m >= 330 && core_rand(&s) % 97 == 0) v = (uint32_t)(core_rand(&s) % 65536);
+            u[(size_t)m * *w + n] = (uint16_t)v;
+        }
+    return u;
+}
+
+static int emit_rare_paths(const char *name, int column)
+{
+    uint32_t w, h;
+    size_t n;
+    uint16_t *u = rare_paths_frame(column, &w, &h);
+    uint8_t *f = fitslike_of(u, w, h, &n);
+    free(u);
+    int rc = emit(name, AURP_PROFILE_LSMIX, f, n, &(aurp_region){2880, w, h}, 6, 9, 0);
+    free(f);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -170,6 +207,8 @@ int main(int argc, char **argv)
     /* curved echelle orders: predictor set 2 (the RL members on BG's
      * levels) with the cascade, which no other case has together */
     rc |= emit_sim("lsmix_echelle", SIM_KIND_ECHELLE, 192, 96, 3, 2);
+    rc |= emit_rare_paths("lsmix_edges", 0);
+    rc |= emit_rare_paths("lsmix_column", 1);
     if (argc > 2) { /* 16 rows of a real frame */
         size_t len;
         uint8_t *t = core_read_file(argv[2], &len);

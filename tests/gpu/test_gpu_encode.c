@@ -234,7 +234,9 @@ int main(int argc, char **argv)
     /* simulated frames: sizes around the edges of every rule */
     static const uint32_t sizes[][2] = {{1, 1},   {1, 9},   {9, 1},    {2, 2},    {3, 17},   {17, 3},
                                         {5, 5},   {17, 40}, {18, 18},  {37, 100}, {129, 33}, {333, 129},
-                                        {1000, 7}, {4097 - 2112 + 100, 50}, {1024, 1024}};
+                                        {1000, 7}, {4097 - 2112 + 100, 50}, {1024, 1024},
+                                        /* fewer columns than threads or segments */
+                                        {1, 3000}, {3, 2100}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         if (quick && sizes[i][0] * sizes[i][1] > 20000) continue;
         gpu_frame f;

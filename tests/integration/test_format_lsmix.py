@@ -21,6 +21,8 @@ CASES = [
     ("lsmix_spectrum", "lsmix_spectrum"),  # set 2 with f = 1
     ("lsmix_echelle", "lsmix_echelle"),  # set 2 with the cascade
     ("lsmix_trex16", "lsmix_trex16"),  # a real frame, 1024 x 16
+    ("lsmix_edges", "lsmix_edges"),  # K' = 0, counts halved, a last segment carried whole
+    ("lsmix_column", "lsmix_column"),  # W = 1
     ("v0_lsmix_degenerate", "lsmix_degenerate"),  # set 1, no BG, counts from 0 (byte 23 = 0)
     ("v2_lsmix_spectrum", "lsmix_spectrum"),  # set 1 with BG
     ("v3_lsmix_degenerate", "lsmix_degenerate"),  # the segments' lengths
