@@ -206,6 +206,38 @@ Test(lsmix_roundtrip, lags_and_windows)
             check_lsmix(CORE_FRAME_SPECTRUM, 67, 23, K, M);
 }
 
+/* Frames of fewer columns than the encoder's threads and segments (rows
+ * along a slow triangle wave with noise, where the encoder predicts LS a
+ * second time): LS's column bands once took the segments' count, and an
+ * empty band failed the frame ("out of memory for the predictors"). */
+Test(lsmix_roundtrip, fewer_columns_than_threads_and_segments, .timeout = 300)
+{
+    static const uint32_t widths[] = {1, 2, 3}, heights[] = {2049, 5000};
+    for (size_t a = 0; a < 3; a++)
+        for (size_t b = 0; b < 2; b++) {
+            const uint32_t w = widths[a], h = heights[b];
+            uint16_t *u = malloc(2 * (size_t)w * h);
+            uint64_t s = 5;
+            for (uint32_t m = 0; m < h; m++)
+                for (uint32_t n = 0; n < w; n++) {
+                    const uint32_t tri = m % 400 < 200 ? m % 400 : 400 - m % 400;
+                    u[(size_t)m * w + n] = (uint16_t)(2000 + 3 * tri + 50 * n + core_rand(&s) % 5);
+                }
+            aurp_params p;
+            aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
+            size_t l0;
+            uint8_t *ref = roundtrip(u, w, h, &p, 1, 1, &l0);
+            for (int t = 2; t <= 6; t++) {
+                size_t l;
+                uint8_t *st = roundtrip(u, w, h, &p, t, t, &l);
+                cr_assert(l == l0 && memcmp(st, ref, l) == 0, "%ux%u: threads=%d changed the stream", w, h, t);
+                free(st);
+            }
+            free(ref);
+            free(u);
+        }
+}
+
 Test(lsmix_roundtrip, threads_give_identical_bytes)
 {
     check_threads_give_identical_bytes(AURP_PROFILE_LSMIX, 5);
