@@ -9,6 +9,8 @@ difference an error that names its pixel and its context."""
 import struct
 from pathlib import Path
 
+from spec_paper_decoder import ldl_solve, ldl_substitute  # 3.2: "the LDL^T procedure of 2.1"
+
 FORMAT = Path(__file__).resolve().parents[2] / "docs" / "FORMAT.md"
 
 
@@ -59,44 +61,6 @@ def token_of(v):
         return v, 0, 0
     b = v.bit_length() - 1
     return 16 + 4 * (b - 4) + ((v >> (b - 2)) & 3), b - 2, v & ((1 << (b - 2)) - 1)
-
-
-def ldl_solve(A, h, k):
-    """Section 2.1 solve. A: full symmetric k x k list of doubles."""
-    kk = k
-    U = [0.0] * k
-    L = [[0.0] * k for _ in range(k)]
-    invD = [0.0] * k
-    for j in range(k):
-        Lj = L[j]
-        for i in range(j):
-            t = A[j][i]
-            Li = L[i]
-            for l in range(i):
-                t = t - U[l] * Li[l]
-            U[i] = t
-            Lj[i] = t * invD[i]
-        d = A[j][j]
-        for l in range(j):
-            d = d - U[l] * Lj[l]
-        if not (d > A[j][j] * 2.0 ** -30):
-            kk = j
-            break
-        invD[j] = 1.0 / d
-    y = [0.0] * kk
-    for j in range(kk):
-        t = h[j]
-        Lj = L[j]
-        for l in range(j):
-            t = t - Lj[l] * y[l]
-        y[j] = t
-    a = [0.0] * kk
-    for j in range(kk - 1, -1, -1):
-        t = y[j] * invD[j]
-        for l in range(j + 1, kk):
-            t = t - L[l][j] * a[l]
-        a[j] = t
-    return a
 
 
 def median3(a, b, c):
@@ -514,19 +478,7 @@ def decode_lsmix(buf, opts=None):
                                 dg = 1.0
                             dd[i] = dg
                             inv[i] = 1.0 / dg
-                        yv_ = [0.0] * Dq
-                        bq = rlb[qm]
-                        for i in range(Dq):
-                            t = bq[i]
-                            for k in range(i):
-                                t = t - Lm[i][k] * yv_[k]
-                            yv_[i] = t
-                        av = [0.0] * Dq
-                        for i in range(Dq - 1, -1, -1):
-                            t = yv_[i] * inv[i]
-                            for k in range(i + 1, Dq):
-                                t = t - Lm[k][i] * av[k]
-                            av[i] = t
+                        av = ldl_substitute(Lm, inv, rlb[qm], Dq)
                         pr = cn
                         if ok:
                             for k in range(Dq):

@@ -169,13 +169,31 @@ def rans_decode_segment(B, n, f, cum, P, sym_of_slot):
     return out
 
 
-def ldl_predict(A, bvec, k, xs_row, n):
-    """Section 2.1 solve + prediction. A, bvec are lists of floats."""
+def ldl_substitute(L, invD, b, k):
+    """2.1's forward and back substitution with the factors L (strict lower
+    triangle) and invD of the first k pivots: a[0..k-1]."""
+    y = [0.0] * k
+    for j in range(k):
+        t = b[j]
+        for l in range(j):
+            t = t - L[j][l] * y[l]
+        y[j] = t
+    a = [0.0] * k
+    for j in range(k - 1, -1, -1):
+        t = y[j] * invD[j]
+        for l in range(j + 1, k):
+            t = t - L[l][j] * a[l]
+        a[j] = t
+    return a
+
+
+def ldl_solve(A, b, k):
+    """2.1's solve (A: the full symmetric k x k doubles): a[0..kk-1], kk the
+    pivots that passed."""
     L = [[0.0] * k for _ in range(k)]
     U = [0.0] * k
     invD = [0.0] * k
     kk = k
-    thr = 2.0 ** -30
     for j in range(k):
         Lj = L[j]
         Aj = A[j]
@@ -189,26 +207,20 @@ def ldl_predict(A, bvec, k, xs_row, n):
         d = Aj[j]
         for l in range(j):
             d = d - U[l] * Lj[l]
-        if not (d > Aj[j] * thr):
+        if not (d > Aj[j] * 2.0 ** -30):
             kk = j
             break
         invD[j] = 1.0 / d
-    if kk == 0:
+    return ldl_substitute(L, invD, b, kk)
+
+
+def ldl_predict(A, bvec, k, xs_row, n):
+    """Section 2.1 solve + prediction. A, bvec are lists of floats."""
+    a = ldl_solve(A, bvec, k)
+    if not a:
         return xs_row[n - 1]
-    y = [0.0] * kk
-    for j in range(kk):
-        t = bvec[j]
-        for l in range(j):
-            t = t - L[j][l] * y[l]
-        y[j] = t
-    a = [0.0] * kk
-    for j in range(kk - 1, -1, -1):
-        t = y[j] * invD[j]
-        for l in range(j + 1, kk):
-            t = t - L[l][j] * a[l]
-        a[j] = t
     v = 0.0
-    for r in range(kk):
+    for r in range(len(a)):
         v = v + a[r] * xs_row[n - 1 - r]
     t = v + 0.5
     if not (t > 0):
