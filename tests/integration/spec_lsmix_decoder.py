@@ -286,7 +286,7 @@ def decode_lsmix(buf, opts=None):
             chk(rans.pos == len(buf), "stream end")
 
     wcur = [0] * W
-    lsP = [0.0] * W
+    prevA = prevB = None  # the column means before the row above (set after row 0)
     p = 0
     for m in range(H):
         xm = x[m]
@@ -616,8 +616,6 @@ def decode_lsmix(buf, opts=None):
                     bg_o = qq if bg_os >= 0 else -qq
             p += 1
         # ---------- after row m
-        if m >= 1:
-            pass
         prevA = list(Acm)
         prevB = list(Bcm)
         for n in range(W):
@@ -667,18 +665,3 @@ def decode_lsmix(buf, opts=None):
         errPrev, errCur = errCur, [[0] * W for _ in range(nmem)]
     end_segment(nseg - 1)
     return W, H, x
-
-
-def container_images(b):
-    chk(b[:8] == b'\x89AURP\r\n\x1a', "magic")
-    ver, flags, cc, osz = struct.unpack_from('<HHIQ', b, 8)
-    p = 40
-    off = 0
-    out = []
-    for i in range(cc):
-        meth = b[p]
-        raw, enc = struct.unpack_from('<QQ', b, p + 8)
-        out.append((meth, off, raw, b[p + 24:p + 24 + enc]))
-        off += raw
-        p += 24 + enc
-    return out

@@ -84,11 +84,9 @@ def general_decode(B, n):
             b = rd.bit(p0)
             if b == 0:
                 t1[node] = q1 + ((65536 - q1) >> 4)
-                q2 = t2[node]  # t1 and t2 are different tables; re-read as stored
                 t2[node] = q2 + ((65536 - q2) >> 4)
             else:
                 t1[node] = q1 - (q1 >> 4)
-                q2 = t2[node]
                 t2[node] = q2 - (q2 >> 4)
             node = 2 * node + b
         byte = node & 0xFF

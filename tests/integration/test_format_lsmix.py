@@ -11,6 +11,7 @@ import pytest
 
 from conftest import REPO
 from spec_lsmix_decoder import Bad, decode_lsmix
+from spec_paper_decoder import parse_container
 
 GOLDEN = REPO / "tests" / "golden"
 
@@ -32,15 +33,9 @@ CASES = [
 
 def image_chunk(packed):
     """(offset in the original, payload) of the file's image chunk (FORMAT.md 1)."""
-    count = struct.unpack_from("<I", packed, 12)[0]
-    pos, off = 40, 0
-    for _ in range(count):
-        method = packed[pos]
-        raw, enc = struct.unpack_from("<QQ", packed, pos + 8)
+    for method, _, _, off, payload in parse_container(packed)["chunks"]:
         if method == 2:
-            return off, packed[pos + 24 : pos + 24 + enc]
-        off += raw
-        pos += 24 + enc
+            return off, payload
     raise AssertionError("no image chunk")
 
 

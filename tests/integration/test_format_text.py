@@ -3,9 +3,9 @@ written here from the specification alone (not from core/textcoder.c)
 restores the header of a real frame from the chunk `aurorapack pack`
 wrote.  It reads the priming text from the specification's own listing."""
 import re
-import struct
 
 from conftest import REPO, run
+from spec_paper_decoder import RangeDecoder, parse_container  # sections 5.1 and 1
 
 FORMAT = REPO / "docs" / "FORMAT.md"
 
@@ -82,33 +82,6 @@ class Prob:
         self.c[i] = min(c + 1, 255)
 
 
-class RangeDecoder:
-    """Section 5.1's decoder."""
-
-    def __init__(self, data):
-        assert len(data) >= 5 and data[0] == 0
-        self.b = data
-        self.range = 0xFFFFFFFF
-        self.code = struct.unpack(">I", data[1:5])[0]
-        self.pos = 5
-
-    def bit(self, p0):
-        bound = (self.range >> 16) * p0
-        if self.code < bound:
-            self.range, bit = bound, 0
-        else:
-            self.code -= bound
-            self.range -= bound
-            bit = 1
-        while self.range < (1 << 24):
-            self.range = (self.range << 8) & M32
-            nxt = self.b[self.pos] if self.pos < len(self.b) else None
-            assert nxt is not None, "read past the coding"
-            self.code = ((self.code << 8) & M32) | nxt
-            self.pos += 1
-        return bit
-
-
 def decode_text(payload, n):
     prime = priming_text()
     S = bytearray(prime)
@@ -176,29 +149,15 @@ def decode_text(payload, n):
             node = (node << 1) | y
         if coding:
             S.append(node & 255)
-    assert rd.pos == len(payload) and rd.code == 0, "not a valid coding (5.1's end checks)"
+    rd.finish()  # 5.1's end checks
     return bytes(S[len(prime):])
-
-
-def chunks(aurp):
-    """(method, raw, payload) of each chunk (section 1)."""
-    assert aurp[:8] == b"\x89AURP\r\n\x1a"
-    count = struct.unpack("<I", aurp[12:16])[0]
-    pos, out = 40, []
-    for _ in range(count):
-        method = aurp[pos]
-        raw, enc = struct.unpack("<QQ", aurp[pos + 8 : pos + 24])
-        out.append((method, raw, aurp[pos + 24 : pos + 24 + enc]))
-        pos += 24 + enc
-    return out
 
 
 def test_a_decoder_from_the_specification_restores_a_real_header(aurorapack, shared_frames, tmp_path):
     frame = next(f for f in shared_frames if "trex" in f.name)
     packed = tmp_path / "f.aurp"
     run([aurorapack, "pack", "-q", "-o", packed, frame], check_rc=0)
-    first = chunks(packed.read_bytes())[0]
-    method, raw, payload = first
+    method, raw, _, _, payload = parse_container(packed.read_bytes())["chunks"][0]
     assert method == 3, "lsmix packs code the header as a text chunk"
     original = frame.read_bytes()[:raw]
     assert decode_text(payload, raw) == original
