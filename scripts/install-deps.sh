@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential clang libclang-rt-14-dev libuv1-dev libcfitsio-dev libcfitsio-bin \
 libyaml-dev libsystemd-dev libcriterion-dev libcharls-dev libjxl-tools \
-python3 python3-pytest jq bzip2 xz-utils time rsync prometheus-node-exporter libxxhash0 \
+python3 python3-pytest python3-pyflakes jq bzip2 xz-utils time rsync prometheus-node-exporter libxxhash0 \
 pkg-config python3-venv python3-setuptools python3-numpy python3-astropy python3-dask python3-distributed"
 missing=""
 for p in $PKGS; do

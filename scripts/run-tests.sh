@@ -48,6 +48,10 @@ for t in build/asan/tests/test_*; do
 done
 rm -f "$unit_log"
 
+note "python lint (pyflakes: unused imports, undefined names, dead locals)"
+# the C is built with warnings as errors; the Python tests and package get the same care
+/usr/bin/python3 -m pyflakes tests python scripts; record "lint:pyflakes" $?
+
 if ls tests/integration/test_*.py >/dev/null 2>&1; then
     note "integration tests"
     AURP_BUILD=$(pwd)/build /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/integration

@@ -24,11 +24,14 @@ import io
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 import numpy as np
 
 from . import _lib
+
+if TYPE_CHECKING:  # for the annotations only: astropy stays optional at run time
+    import astropy.io.fits
 
 __all__ = ["read", "open", "unpack", "unpack_bytes", "verify", "info", "pack", "AurorapackError",
            "CorruptStreamError", "ChecksumError", "OutputLimitError", "NotFitsError",
@@ -138,7 +141,7 @@ def _restore(path: PathLike, threads: Optional[int], max_output: int) -> bytearr
 
 
 def open(path: PathLike, *, threads: Optional[int] = None,
-         max_output: int = DEFAULT_MAX_OUTPUT) -> "astropy.io.fits.HDUList":  # noqa: F821
+         max_output: int = DEFAULT_MAX_OUTPUT) -> "astropy.io.fits.HDUList":
     """Opens an ``.aurp`` file as an in-memory :class:`astropy.io.fits.HDUList`.
 
     The HDUList equals what ``astropy.io.fits.open`` gives for the restored

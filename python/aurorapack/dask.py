@@ -12,11 +12,14 @@ that runs it), so the decoding spreads over every worker of the cluster.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Iterable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 import aurorapack
+
+if TYPE_CHECKING:  # for the annotations only
+    import dask.array
 
 __all__ = ["stack"]
 
@@ -34,7 +37,7 @@ def _read_frame(path: str, shape: Tuple[int, ...], dtype: str, threads: int,
 
 def stack(paths: Iterable[Union[str, "os.PathLike[str]"]], *, threads: int = 1,
           shape: Optional[Sequence[int]] = None, dtype: Optional[Union[str, np.dtype]] = None,
-          max_output: int = aurorapack.DEFAULT_MAX_OUTPUT) -> "dask.array.Array":  # noqa: F821
+          max_output: int = aurorapack.DEFAULT_MAX_OUTPUT) -> "dask.array.Array":
     """A lazy dask array of the first image of every file, stacked on axis 0.
 
     Nothing is decoded when the array is made, except the first file when

@@ -1,6 +1,5 @@
 """aurorapack as a user runs it: real files in real directories."""
 import json
-import os
 import re
 import shutil
 

@@ -8,9 +8,7 @@ import re
 import shutil
 import stat
 import subprocess
-import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 

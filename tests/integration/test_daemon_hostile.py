@@ -4,7 +4,6 @@ aurorad, real files, real directories; a small tmpfs where a full disk is
 needed (skipped, with the reason, where mount is not allowed)."""
 import os
 import random
-import resource
 import shutil
 import signal
 import subprocess
@@ -201,7 +200,7 @@ def fits_card(text):
 
 
 def image_extension(width, height, seed):
-    cards = [f"XTENSION= 'IMAGE   '", "BITPIX  =                   16",
+    cards = ["XTENSION= 'IMAGE   '", "BITPIX  =                   16",
              "NAXIS   =                    2", f"NAXIS1  = {width:20d}", f"NAXIS2  = {height:20d}",
              "PCOUNT  =                    0", "GCOUNT  =                    1", "END"]
     header = b"".join(fits_card(c) for c in cards)

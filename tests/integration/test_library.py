@@ -5,8 +5,6 @@ its exported symbols."""
 import os
 import re
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
