@@ -228,8 +228,10 @@ def ldl_predict(A, bvec, k, xs_row, n):
     return math.floor(t)
 
 
-def paper_decode(st):
-    """Section 2: an image stream of the paper profile -> (big-endian samples, W, H)."""
+def paper_entropy_decode(st):
+    """Sections 2, 2.2-2.5: an image stream of the paper profile -> its header
+    fields, counts, symbols and escape values (the checks of 2.6 but the
+    reconstruction's)."""
     if len(st) < 40:
         raise FormatError('image stream header truncated')
     prof, N, M, P = st[0], st[1], st[2], st[3]
@@ -297,6 +299,18 @@ def paper_decode(st):
     escs = struct.unpack_from('<%dH' % E, st, pos)
     if sum(1 for s in syms if s == nsym - 1) != E:
         raise FormatError('ESC symbols != E')
+    return dict(N=N, M=M, P=P, W=W, H=H, T=T, Tm=Tm, Tp=Tp, S=S, nsym=nsym, count=count,
+                syms=syms, escs=escs)
+
+
+def paper_decode(st, residuals=None):
+    """Section 2: an image stream of the paper profile -> (big-endian samples, W, H).
+    With a list as residuals, every pixel's x - pred is appended to it in
+    raster order (what an encoder codes: tests/golden/recode_paper.py)."""
+    d = paper_entropy_decode(st)
+    N, M, W, H, Tm = d['N'], d['M'], d['W'], d['H'], d['Tm']
+    nsym, syms, escs = d['nsym'], d['syms'], d['escs']
+    WH = W * H
     # reconstruction
     X = [[0] * W for _ in range(H)]
     maxd = N  # lags needed: 0..N
@@ -353,6 +367,8 @@ def paper_decode(st):
                 if not (0 <= val <= 65535):
                     raise FormatError('reconstructed value out of range at (%d,%d)' % (m, n))
             xr[n] = val
+            if residuals is not None:
+                residuals.append(val - pred)
     out = bytearray(2 * WH)
     o = 0
     for m in range(H):
