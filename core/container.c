@@ -397,8 +397,9 @@ aurp_status aurp_check_stream(const uint8_t *in, size_t in_len, uint64_t max_out
     return st;
 }
 
-/* Decodes one chunk (already checked by check_layout) into dst. */
-static aurp_status decode_chunk(const chunk *c, uint32_t index, int threads, uint8_t *dst,
+/* Decodes one chunk (already checked by check_layout) into dst; own: dst is
+ * this file's malloc'd scratch, where an image may be decoded in place. */
+static aurp_status decode_chunk(const chunk *c, uint32_t index, int threads, uint8_t *dst, int own,
                                 aurp_error *err)
 {
     if (c->method == AURP_CHUNK_STORED) {
@@ -416,7 +417,8 @@ static aurp_status decode_chunk(const chunk *c, uint32_t index, int threads, uin
     aurp_stream_view v;
     aurp_status st = check_image_chunk(c, index, &v, err);
     if (st != AURP_OK) return st;
-    st = aurp_image_decode(c->payload, (size_t)c->enc, v.width, v.height, threads, dst, err);
+    st = own ? aurp_image_decode_in_place(c->payload, (size_t)c->enc, v.width, v.height, threads, dst, err)
+             : aurp_image_decode(c->payload, (size_t)c->enc, v.width, v.height, threads, dst, err);
     if (st != AURP_OK) {
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err ? err->msg : "");
@@ -462,12 +464,12 @@ static aurp_status decode_all(const uint8_t *in, size_t in_len, int threads, uin
         if (st != AURP_OK) break;
         const uint8_t *bytes;
         if (out) {
-            st = decode_chunk(&c, i, threads, out + at, err);
+            st = decode_chunk(&c, i, threads, out + at, 0, err);
             bytes = out + at;
         } else if (c.method == AURP_CHUNK_STORED) {
             bytes = c.payload; /* passed through: no copy */
         } else {
-            st = decode_chunk(&c, i, threads, scratch, err);
+            st = decode_chunk(&c, i, threads, scratch, 1, err);
             bytes = scratch;
         }
         if (st != AURP_OK) break;

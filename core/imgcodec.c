@@ -25,6 +25,8 @@ static void be16_to_u(const uint8_t *be, uint16_t *u, size_t n)
     for (size_t i = 0; i < n; i++) u[i] = (uint16_t)(((be[2 * i] << 8) | be[2 * i + 1]) ^ 0x8000);
 }
 
+/* u and be may be the same memory (aurp_image_decode_in_place): each
+ * sample is read before its own two bytes are written, and no other's. */
 static void u_to_be16(const uint16_t *u, uint8_t *be, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -117,14 +119,16 @@ static aurp_status encode_lsmix(const uint8_t *be16, uint32_t width, uint32_t he
     return st;
 }
 
+/* The samples go to plane (the output's own memory, in place) or, when it
+ * is NULL, to a plane of their own. */
 static aurp_status decode_lsmix(const uint8_t *in, size_t in_len, uint32_t width, uint32_t height,
-                                int threads, uint8_t *be16_out, aurp_error *err)
+                                int threads, uint8_t *be16_out, uint16_t *plane, aurp_error *err)
 {
-    uint16_t *u = malloc((size_t)width * height * sizeof *u);
+    uint16_t *u = plane ? plane : malloc((size_t)width * height * sizeof *u);
     if (!u) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", width, height);
     aurp_status st = lsx_image_decode(in, in_len, width, height, threads, u, err);
     if (st == AURP_OK) u_to_be16(u, be16_out, (size_t)width * height);
-    free(u);
+    if (u != plane) free(u);
     return st;
 }
 
@@ -302,11 +306,11 @@ static int reconstruct_row(const aurp_stream_view *v, aurp_predictor *pr, int nb
     return 0;
 }
 
-aurp_status aurp_image_decode(const uint8_t *in, size_t in_len, uint32_t width, uint32_t height,
-                              int threads, uint8_t *be16_out, aurp_error *err)
+static aurp_status image_decode(const uint8_t *in, size_t in_len, uint32_t width, uint32_t height,
+                                int threads, uint8_t *be16_out, uint16_t *plane, aurp_error *err)
 {
     if (in_len > 0 && in[0] == AURP_PROFILE_LSMIX)
-        return decode_lsmix(in, in_len, width, height, threads, be16_out, err);
+        return decode_lsmix(in, in_len, width, height, threads, be16_out, plane, err);
     aurp_stream_view v;
     aurp_status st = aurp_stream_parse(in, in_len, &v, err);
     if (st != AURP_OK) return st;
@@ -319,7 +323,7 @@ aurp_status aurp_image_decode(const uint8_t *in, size_t in_len, uint32_t width, 
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     const uint64_t pixels = (uint64_t)width * height;
     uint32_t *sym = malloc((size_t)pixels * sizeof *sym);
-    uint16_t *img = malloc((size_t)pixels * sizeof *img);
+    uint16_t *img = plane ? plane : malloc((size_t)pixels * sizeof *img);
     aurp_rans_table *tab = malloc(sizeof *tab);
     /* The row bands meet once per row, so past a few bands the waiting
      * costs more than the solving saves: on a 16-core host a 1024 x 1024
@@ -364,7 +368,19 @@ done:
     for (int b = 0; b < npr; b++) aurp_predictor_free(&pr[b]);
     aurp_stream_view_free(&v);
     free(sym);
-    free(img);
+    if (img != plane) free(img);
     free(tab);
     return st;
+}
+
+aurp_status aurp_image_decode(const uint8_t *in, size_t in_len, uint32_t width, uint32_t height,
+                              int threads, uint8_t *be16_out, aurp_error *err)
+{
+    return image_decode(in, in_len, width, height, threads, be16_out, NULL, err);
+}
+
+aurp_status aurp_image_decode_in_place(const uint8_t *in, size_t in_len, uint32_t width,
+                                       uint32_t height, int threads, void *out, aurp_error *err)
+{
+    return image_decode(in, in_len, width, height, threads, out, out, err);
 }

@@ -113,6 +113,18 @@ int aurp_rans_decode_segment(const aurp_rans_table *t, const uint8_t *in, size_t
 size_t aurp_rans_encode_segment_bits(const uint32_t *sym, size_t n, const uint32_t *freq,
                                      const uint32_t *cum, int P, uint8_t *out, size_t cap);
 
+/* ---- image decoding into the output's own memory ----------------------- */
+
+/* aurp_image_decode (aurp.h) into out, whose 2 x width x height bytes also hold
+ * the decoder's 16-bit samples before they become big-endian bytes in place:
+ * out must be memory from malloc (no declared type; aligned), so that it may
+ * be written as uint16_t.  The container's chunk-by-chunk decoding (unpack,
+ * verify) uses it for its scratch: a frame's second sample plane cost its
+ * first-touch page faults, about a quarter of an unpack's.  On failure out
+ * holds garbage. */
+aurp_status aurp_image_decode_in_place(const uint8_t *in, size_t in_len, uint32_t width,
+                                       uint32_t height, int threads, void *out, aurp_error *err);
+
 /* ---- image stream parsing ------------------------------------------- */
 
 #define AURP_STREAM_HEADER 40

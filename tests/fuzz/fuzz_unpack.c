@@ -2,7 +2,8 @@
  * Each input is tried three ways: as a container as is; as a container
  * whose stream checksum is made valid (so the fuzzer reaches the chunk,
  * image-stream and general-coder parsers behind it); and as a bare image
- * stream.  Nothing may crash, leak or read out of bounds.
+ * stream (into a separate buffer and in place).  Nothing may crash, leak or
+ * read out of bounds.
  *
  * Every declared size reaches the decoder: it is the decoder's output limit
  * (as a user's --max-output) that must refuse what is too large, before any
@@ -53,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         (uint64_t)v.width * v.height <= (1u << 20)) {
         uint8_t *img = malloc(2 * (size_t)v.width * v.height);
         if (img) aurp_image_decode(data, size, v.width, v.height, 2, img, &err);
+        if (img) aurp_image_decode_in_place(data, size, v.width, v.height, 1, img, &err);
         free(img);
     }
     return 0;

@@ -111,6 +111,10 @@ Test(core_damage, flips_behind_a_valid_stream_checksum, .timeout = 600)
             for (int k = 0; k < 8; k++) buf[32 + k] = (uint8_t)(c >> (8 * k));
             size_t len = 12345;
             aurp_status st = aurp_unpack(buf, plen, 1 + (int)(i & 1), out, olen, &len, &err);
+            /* chunk by chunk, the image decoded in place in the container's scratch (as unpack and verify do) */
+            uint64_t restored = 12345;
+            aurp_status st_chunks = aurp_unpack_chunks(buf, plen, 2 - (int)(i & 1), 0, NULL, NULL, &restored, &err);
+            cr_assert_eq(st_chunks == AURP_OK, st == AURP_OK, "byte %zu bit %d: the two decoding paths disagree", i, b);
             if (lsmix && st == AURP_OK && i >= img + 12 && i < lsx_params_end) {
                 cr_assert(len == olen && memcmp(out, orig, olen) == 0); /* the original's checksum held */
                 benign++;

@@ -7,6 +7,7 @@
 
 #include "aurp.h"
 #include "core_frames.h"
+#include "internal.h" /* aurp_image_decode_in_place */
 
 /* Encodes with threads, decodes with dthreads; returns the stream (malloc'd). */
 static uint8_t *roundtrip(const uint16_t *u, uint32_t w, uint32_t h, const aurp_params *p, int threads,
@@ -27,6 +28,12 @@ static uint8_t *roundtrip(const uint16_t *u, uint32_t w, uint32_t h, const aurp_
                  p->threshold, err.msg);
     cr_assert(memcmp(be, back, 2 * n) == 0, "%ux%u N=%d M=%d T=%d: pixels differ", w, h, p->order,
               p->equations, p->threshold);
+    /* the samples in the output's own memory, then big-endian in place */
+    memset(back, 0xA5, 2 * n);
+    st = aurp_image_decode_in_place(s, *len, w, h, dthreads, back, &err);
+    cr_assert_eq(st, AURP_OK, "decode in place %ux%u: %s", w, h, err.msg);
+    cr_assert(memcmp(be, back, 2 * n) == 0, "%ux%u N=%d M=%d T=%d: pixels decoded in place differ", w, h,
+              p->order, p->equations, p->threshold);
     free(be);
     free(back);
     return s;
