@@ -23,8 +23,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
-from spec_paper_decoder import (decode, freqs_from_counts, paper_decode,  # noqa: E402
-                                paper_entropy_decode, parse_container, xxh3_64)
+from spec_paper_decoder import (decode, freqs_from_counts, general_model,  # noqa: E402
+                                paper_decode, paper_entropy_decode, parse_container, xxh3_64)
 
 GOLDEN = REPO / "tests" / "golden"
 MASK32 = 0xFFFFFFFF
@@ -71,25 +71,11 @@ class RangeEncoder:
 def general_encode(data):
     """FORMAT.md 5.1: the general coding of data (the count tables)."""
     rc = RangeEncoder()
-    o1 = [[32768] * 256 for _ in range(256)]
-    o2 = [[32768] * 256 for _ in range(256)]
-    c1 = c2 = 0
-    for byte in data:
-        h = ((((c2 << 8) | c1) * 0x9E3779B1) & MASK32) >> 24
-        t1, t2 = o1[c1], o2[h]
-        node = 1
-        for k in range(7, -1, -1):
-            b = (byte >> k) & 1
-            q1, q2 = t1[node], t2[node]
-            rc.bit((q1 + q2) >> 1, b)
-            if b == 0:
-                t1[node] = q1 + ((65536 - q1) >> 4)
-                t2[node] = q2 + ((65536 - q2) >> 4)
-            else:
-                t1[node] = q1 - (q1 >> 4)
-                t2[node] = q2 - (q2 >> 4)
-            node = 2 * node + b
-        c2, c1 = c1, byte
+
+    def code_bit(p0, b):
+        rc.bit(p0, b)
+        return b
+    general_model(len(data), code_bit, data)
     return rc.finish()
 
 

@@ -66,22 +66,24 @@ class RangeDecoder:
 
 
 # ---------------------------------------------------------------- general coder (5.1)
-def general_decode(B, n):
-    rd = RangeDecoder(B)
+def general_model(n, code_bit, data=None):
+    """5.1's model over n bytes: code_bit(p0, b) codes one bit whose
+    probability of 0 is p0/65536 and returns it (b is the bit when encoding
+    data, None when decoding).  Returns the n bytes."""
     o1 = [[32768] * 256 for _ in range(256)]
     o2 = [[32768] * 256 for _ in range(256)]
     c1 = c2 = 0
     out = bytearray()
-    for _ in range(n):
+    for i in range(n):
         h = ((((c2 << 8) | c1) * 0x9E3779B1) & MASK32) >> 24
         t1 = o1[c1]
         t2 = o2[h]
         node = 1
-        for _b in range(8):
+        for k in range(7, -1, -1):
             q1 = t1[node]
             q2 = t2[node]
             p0 = (q1 + q2) >> 1
-            b = rd.bit(p0)
+            b = code_bit(p0, None if data is None else (data[i] >> k) & 1)
             if b == 0:
                 t1[node] = q1 + ((65536 - q1) >> 4)
                 t2[node] = q2 + ((65536 - q2) >> 4)
@@ -92,8 +94,14 @@ def general_decode(B, n):
         byte = node & 0xFF
         out.append(byte)
         c2, c1 = c1, byte
-    rd.finish()
     return bytes(out)
+
+
+def general_decode(B, n):
+    rd = RangeDecoder(B)
+    out = general_model(n, lambda p0, _b: rd.bit(p0))
+    rd.finish()
+    return out
 
 
 # ---------------------------------------------------------------- paper image (2)
