@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "integration"))
 from spec_paper_decoder import (decode, freqs_from_counts, general_model,  # noqa: E402
-                                paper_decode, paper_entropy_decode, parse_container, xxh3_64)
+                                paper_decode, parse_container, xxh3_64)
 
 GOLDEN = REPO / "tests" / "golden"
 MASK32 = 0xFFFFFFFF
@@ -157,11 +157,11 @@ def recode(src_name, T, P, S):
     meta = None
     for method, raw, enc, _off, payload in c["chunks"]:
         if method == 2:
-            d = paper_entropy_decode(payload)
             res = []
             be, W, H = paper_decode(payload, res)
             xs = [((be[2 * i] << 8) | be[2 * i + 1]) ^ 0x8000 for i in range(W * H)]
-            payload, meta = paper_stream(d["N"], d["M"], W, H, T, P, S, res, xs)
+            N, M = payload[1], payload[2]  # FORMAT.md 2's header: the predictor stays
+            payload, meta = paper_stream(N, M, W, H, T, P, S, res, xs)
         out += struct.pack("<B7xQQ", method, raw, len(payload)) + payload
     out[32:40] = struct.pack("<Q", xxh3_64(bytes(out[40:])))
     return bytes(out), meta

@@ -434,6 +434,12 @@ def parse_container(data):
                 h_stream=h_stream, chunks=chunks)
 
 
+def image_chunks(data):
+    """(offset in the original, image stream) of each image chunk (method 2)
+    of a .aurp file, in order."""
+    return [(off, pl) for method, _raw, _enc, off, pl in parse_container(data)['chunks'] if method == 2]
+
+
 def decode(data):
     """Section 1: the original bytes of a .aurp file."""
     c = parse_container(data)

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import REPO
 from spec_lsmix_decoder import Bad, decode_lsmix
-from spec_paper_decoder import parse_container
+from spec_paper_decoder import image_chunks
 
 GOLDEN = REPO / "tests" / "golden"
 
@@ -32,11 +32,10 @@ CASES = [
 
 
 def image_chunk(packed):
-    """(offset in the original, payload) of the file's image chunk (FORMAT.md 1)."""
-    for method, _, _, off, payload in parse_container(packed)["chunks"]:
-        if method == 2:
-            return off, payload
-    raise AssertionError("no image chunk")
+    """(offset in the original, payload) of the file's one image chunk (FORMAT.md 1)."""
+    chunks = image_chunks(packed)
+    assert len(chunks) == 1, "one image chunk"
+    return chunks[0]
 
 
 def pixels(orig, off, w, h):

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import REPO
-from spec_paper_decoder import FormatError, decode, paper_entropy_decode, parse_container, xxh3_64
+from spec_paper_decoder import FormatError, decode, image_chunks, paper_entropy_decode, xxh3_64
 
 GOLDEN = REPO / "tests" / "golden"
 sys.path.insert(0, str(GOLDEN))
@@ -61,11 +61,6 @@ def test_a_decoder_from_the_specification_restores_the_hand_made_stream(name, or
     assert decode((GOLDEN / f"{name}.aurp").read_bytes()) == orig
 
 
-def image_streams(name):
-    return [pl for method, _raw, _enc, _off, pl in parse_container((GOLDEN / f"{name}.aurp").read_bytes())["chunks"]
-            if method == 2]
-
-
 def test_the_hand_made_streams_cover_what_the_encoder_never_writes():
     """P other than 20 (12 and 16), S other than 12 (below and one segment
     for the whole image), zero-count symbols, 2.3's loop that takes
@@ -73,7 +68,7 @@ def test_the_hand_made_streams_cover_what_the_encoder_never_writes():
     stream, so that both decoders meet it."""
     seen = []
     for name, _orig, _sum in hand_made_cases():
-        for st in image_streams(name):
+        for _off, st in image_chunks((GOLDEN / f"{name}.aurp").read_bytes()):
             d = paper_entropy_decode(st)
             seen.append(dict(P=d["P"], S=d["S"], nsym=d["nsym"], zero=0 in d["count"],
                              takes_back=recode_paper.loop_takes_back(d["count"], d["P"], d["W"] * d["H"]),
