@@ -1,5 +1,6 @@
-/* The benchmark peers: CharLS in process, cjxl/djxl, fpack/funpack, bzip2
- * and xz as external processes (their times include process start). */
+/* The benchmark peers run as external processes: cjxl/djxl, fpack/funpack,
+ * bzip2 and xz (their times include process start).  CharLS, in process, is
+ * bench_charls.c. */
 #include "bench.h"
 
 #include <errno.h>
@@ -13,13 +14,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-#if defined(__has_include)
-#if __has_include(<charls/charls.h>)
-#include <charls/charls.h>
-#define HAVE_CHARLS 1
-#endif
-#endif
 
 extern char **environ;
 
@@ -88,65 +82,6 @@ static int same_files(const char *a, const char *b)
     int same = nx == ny && memcmp(x, y, nx) == 0;
     free(x), free(y);
     return same;
-}
-
-void bench_charls(const uint16_t *pix, uint32_t width, uint32_t height, int repeat,
-                  bench_result *r)
-{
-    memset(r, 0, sizeof *r);
-    r->name = "JPEG-LS (CharLS)";
-    r->pixels_only = 1;
-#ifndef HAVE_CHARLS
-    (void)pix, (void)width, (void)height, (void)repeat;
-    r->note = "not installed";
-#else
-    r->available = 1;
-    size_t raw = (size_t)width * height * 2;
-    size_t cap = raw * 2 + 65536;
-    uint8_t *enc = malloc(cap);
-    uint16_t *dec = malloc(raw);
-    double *te = malloc(sizeof(double) * (size_t)repeat), *td = malloc(sizeof(double) * (size_t)repeat);
-    if (!enc || !dec || !te || !td) {
-        r->note = "out of memory";
-        goto done;
-    }
-    charls_frame_info fi = {width, height, 16, 1};
-    size_t written = 0;
-    for (int i = 0; i < repeat; i++) {
-        double t0 = cli_now_ms();
-        charls_jpegls_encoder *e = charls_jpegls_encoder_create();
-        charls_jpegls_errc ec = charls_jpegls_encoder_set_frame_info(e, &fi);
-        if (!ec) ec = charls_jpegls_encoder_set_destination_buffer(e, enc, cap);
-        if (!ec) ec = charls_jpegls_encoder_encode_from_buffer(e, pix, raw, 0);
-        if (!ec) ec = charls_jpegls_encoder_get_bytes_written(e, &written);
-        charls_jpegls_encoder_destroy(e);
-        te[i] = cli_now_ms() - t0;
-        if (ec) {
-            r->note = charls_get_error_message(ec);
-            goto done;
-        }
-    }
-    for (int i = 0; i < repeat; i++) {
-        double t0 = cli_now_ms();
-        charls_jpegls_decoder *d = charls_jpegls_decoder_create();
-        charls_jpegls_errc ec = charls_jpegls_decoder_set_source_buffer(d, enc, written);
-        if (!ec) ec = charls_jpegls_decoder_read_header(d);
-        if (!ec) ec = charls_jpegls_decoder_decode_to_buffer(d, dec, raw, 0);
-        charls_jpegls_decoder_destroy(d);
-        td[i] = cli_now_ms() - t0;
-        if (ec) {
-            r->note = charls_get_error_message(ec);
-            goto done;
-        }
-    }
-    r->bytes = written;
-    r->enc_ms = bench_median(te, repeat);
-    r->dec_ms = bench_median(td, repeat);
-    r->ok = memcmp(dec, pix, raw) == 0;
-    r->note = r->ok ? "in process, pixels only" : "decoded pixels DIFFER";
-done:
-    free(enc), free(dec), free(te), free(td);
-#endif
 }
 
 static int write_pgm16(const char *path, const uint16_t *pix, uint32_t w, uint32_t h)

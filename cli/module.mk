@@ -1,12 +1,11 @@
-# aurorapack, the command-line tool.  CharLS (JPEG-LS) is a benchmark peer,
-# linked where its headers are installed.
+# aurorapack, the command-line tool.  CharLS (JPEG-LS), a peer of `bench`,
+# is opened at run time (cli/bench_charls.c), not linked.
 CLI_SRC := $(wildcard cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(OBJ)/%.o)
-CLI_CHARLS := $(if $(wildcard /usr/include/charls/charls.h),-lcharls)
 
 $(BIN)/aurorapack: $(CLI_OBJ) $(FRAME_LIB) $(FITS_LIB) $(GPU_LIB) $(SIM_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_SAN) -o $@ $(CLI_OBJ) $(FRAME_LIB) $(FITS_LIB) $(GPU_LIB) $(SIM_LIB) \
-	  $(CORE_LIB) $(GPU_LDLIBS) $(FITS_LDLIBS) $(CLI_CHARLS) $(LDLIBS_BASE)
+	  $(CORE_LIB) $(GPU_LDLIBS) $(FITS_LDLIBS) -ldl $(LDLIBS_BASE)
 
 all: $(BIN)/aurorapack
