@@ -5,7 +5,8 @@
  * it needs, about 2.3 ms a start on the 2-core machine (1.5 % of unpacking a
  * 1024 x 1024 frame, 5 % of a TREx frame), for a peer that only `bench`
  * uses.  The header gives the types; without it at build time, or without
- * libcharls.so.2 at run time, the row says why. */
+ * the library at run time (libcharls.so.2, or AURP_CHARLS_LIB where that is
+ * set), the row says why and the other peers run. */
 #include "bench.h"
 
 #include <stdio.h>
@@ -54,13 +55,15 @@ static const charls_api *charls_open(const char **why)
     static int state; /* 0 not tried, 1 loaded, -1 failed */
     static char reason[160];
     if (state == 0) {
-        void *lib = dlopen(CHARLS_SONAME, RTLD_NOW | RTLD_LOCAL);
+        const char *path = getenv("AURP_CHARLS_LIB");
+        if (!path || !*path) path = CHARLS_SONAME;
+        void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         state = lib ? 1 : -1;
         if (!lib) snprintf(reason, sizeof reason, "not installed (%s)", dlerror());
 #define CHARLS_LOAD(f)                                                                             \
     if (state == 1) {                                                                              \
         api.f = (__typeof__(api.f))dlsym(lib, #f);                                                 \
-        if (!api.f) state = -1, snprintf(reason, sizeof reason, "%s lacks %s", CHARLS_SONAME, #f); \
+        if (!api.f) state = -1, snprintf(reason, sizeof reason, "%s lacks %s", path, #f);        \
     }
         CHARLS_FUNCTIONS(CHARLS_LOAD)
 #undef CHARLS_LOAD

@@ -1,5 +1,6 @@
 """aurorapack as a user runs it: real files in real directories."""
 import json
+import os
 import re
 import shutil
 
@@ -254,6 +255,17 @@ def test_bench_prints_a_table(aurorapack, sim_fits):
     jls = [l for l in r.stdout.splitlines() if l.strip().startswith("JPEG-LS (CharLS)")]
     assert len(jls) == 1 and jls[0].rstrip().endswith("in process, pixels only"), r.stdout
     assert int(jls[0].split(")")[1].split()[0]) > 0
+
+
+def test_bench_without_charls_says_so_and_runs_the_rest(aurorapack, sim_fits, tmp_path):
+    src = sim_fits("b.fits", 96, 32)
+    for lib, why in ((tmp_path / "absent.so", "not installed"),
+                     ("libm.so.6", "lacks charls_jpegls_encoder_create")):
+        env = dict(os.environ, AURP_CHARLS_LIB=str(lib))
+        r = run([aurorapack, "bench", "--repeat", 1, "--cpu", src], check_rc=0, timeout=300, env=env)
+        jls = [l for l in r.stdout.splitlines() if l.strip().startswith("JPEG-LS (CharLS)")]
+        assert len(jls) == 1 and why in jls[0], r.stdout
+        assert [l for l in r.stdout.splitlines() if l.strip().startswith("aurorapack lsmix")]
 
 
 def test_start_loads_neither_cxx_runtime_nor_charls(aurorapack):
