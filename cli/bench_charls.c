@@ -63,7 +63,7 @@ static const charls_api *charls_open(const char **why)
 #define CHARLS_LOAD(f)                                                                             \
     if (state == 1) {                                                                              \
         api.f = (__typeof__(api.f))dlsym(lib, #f);                                                 \
-        if (!api.f) state = -1, snprintf(reason, sizeof reason, "%s lacks %s", path, #f);        \
+        if (!api.f) state = -1, snprintf(reason, sizeof reason, "%s lacks %s", path, #f);          \
     }
         CHARLS_FUNCTIONS(CHARLS_LOAD)
 #undef CHARLS_LOAD
