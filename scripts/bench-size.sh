@@ -32,6 +32,10 @@
 #   BENCH_SPEED        0: no speed table (default 1)
 #   BENCH_SPEED_FRAME  frame of the speed table (default: a simulated 1024 x 1024 aurora frame)
 #   BENCH_REPEAT       runs per timing, the median is shown (default 3)
+#   BENCH_SET          heldout: instead of the set above, the twelve simulated
+#                      frames of other seeds and levels that no choice of the
+#                      codec was tuned on (seeds 11-22, no real frames), with
+#                      the defaults BENCH_EFFORTS=9 and BENCH_SPEED=0
 # A quick run: BENCH_SIM="aurora:1:1 echelle:2:1" BENCH_EFFORTS=7 BENCH_REPEAT=1 scripts/bench-size.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -42,6 +46,15 @@ PIX=$BUILD/tests/bench/bench_pixels
 FLOOR=$BUILD/tests/bench/noise_floor
 DATA=${AURP_SHARED_DATA:-../shared/data}
 [ -d "$DATA" ] || DATA=tests/data/real
+case ${BENCH_SET:-} in
+    "") ;;
+    heldout)
+        DATA=/nonexistent # no real frames
+        BENCH_SIM=${BENCH_SIM-aurora:11:1 aurora:12:0.5 aurora:13:2 dark:14:1 dark:15:0.3 bias:16:1 twilight:17:0.7 arc:18:0.5 echelle:19:0.6 echelle-arc:20:1.5 aurora:21:5 echelle:22:2}
+        BENCH_EFFORTS=${BENCH_EFFORTS-9}
+        BENCH_SPEED=${BENCH_SPEED:-0} ;;
+    *) echo "bench-size: BENCH_SET=$BENCH_SET: unknown (heldout)" >&2; exit 2 ;;
+esac
 SIM_LIST=${BENCH_SIM-aurora:1:1 aurora:2:0.3 aurora:3:3 dark:4:1 bias:5:1 twilight:6:1 twilight:7:0.4 arc:8:1 echelle:9:1 echelle-arc:10:1}
 SIM_SIZE=${BENCH_SIM_SIZE:-1024x1024}
 EFFORTS=${BENCH_EFFORTS-7 9}
