@@ -31,7 +31,7 @@ LDLIBS_BASE := -lm -lpthread $(LDFLAGS_SAN)
 BIN := $(BUILD)/bin
 OBJ := $(BUILD)/obj
 
-.PHONY: all test test-gpu demo deps install clean fuzz bench
+.PHONY: all test test-gpu demo deps install clean fuzz bench bench-tools
 all:
 
 # Host code outside core/: POSIX C11, headers of every layer visible.

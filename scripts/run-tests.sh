@@ -21,7 +21,7 @@ note "dependencies"
 scripts/install-deps.sh || { echo "cannot install dependencies"; exit 1; }
 
 note "build (normal)"
-make -s -j"$JOBS" all || { echo "build failed"; echo "tests: 0 passed, 1 failed"; exit 1; }
+make -s -j"$JOBS" all bench-tools || { echo "build failed"; echo "tests: 0 passed, 1 failed"; exit 1; }
 note "build (ASan + UBSan)"
 make -s -j"$JOBS" BUILD=build/asan SAN=1 all unit-tests || { echo "sanitizer build failed"; echo "tests: 0 passed, 1 failed"; exit 1; }
 

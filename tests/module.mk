@@ -49,5 +49,8 @@ $(NOISE_FLOOR): $(OBJ)/tests/bench/noise_floor.o $(SIM_LIB)
 	$(CC) $(LDFLAGS_SAN) -o $@ $^ $(LDLIBS_BASE)
 $(OBJ)/tests/bench/noise_floor.o: HOST_CFLAGS += -Isim
 
+# The size benchmark's helpers alone (make test runs bench-size.sh on tiny frames).
+bench-tools: $(BENCH_PIXELS) $(NOISE_FLOOR)
+
 bench: all $(BENCH_CORE) $(BENCH_PIXELS) $(NOISE_FLOOR)
 	@BUILD=$(BUILD) scripts/bench-cpu.sh
