@@ -16,7 +16,8 @@ typedef struct {
     double enc_ms, dec_ms; /* medians */
 } bench_result;
 
-/* JPEG-LS (CharLS) in process on width x height 16-bit samples. */
+/* JPEG-LS (CharLS, opened on first use: bench_charls.c) in process on
+ * width x height 16-bit samples. */
 void bench_charls(const uint16_t *pix, uint32_t width, uint32_t height, int repeat,
                   bench_result *r);
 
