@@ -3,7 +3,7 @@
  * CharLS is opened with dlopen when `bench` first asks for it, not linked:
  * linking it made every aurorapack process load CharLS and the C++ runtime
  * it needs, about 2.3 ms a start on the 2-core machine (1.5 % of unpacking a
- * 1024 x 1024 frame, 5 % of a TREx frame), for a peer that only `bench`
+ * 1024 x 1024 frame, 3 % of a TREx frame), for a peer that only `bench`
  * uses.  The header gives the types; without it at build time, or without
  * the library at run time (libcharls.so.2, or AURP_CHARLS_LIB where that is
  * set), the row says why and the other peers run. */

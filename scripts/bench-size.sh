@@ -49,7 +49,7 @@ DATA=${AURP_SHARED_DATA:-../shared/data}
 case ${BENCH_SET:-} in
     "") ;;
     heldout)
-        DATA=/nonexistent # no real frames
+        DATA="" # no real frames
         BENCH_SIM=${BENCH_SIM-aurora:11:1 aurora:12:0.5 aurora:13:2 dark:14:1 dark:15:0.3 bias:16:1 twilight:17:0.7 arc:18:0.5 echelle:19:0.6 echelle-arc:20:1.5 aurora:21:5 echelle:22:2}
         BENCH_EFFORTS=${BENCH_EFFORTS-9}
         BENCH_SPEED=${BENCH_SPEED:-0} ;;
@@ -72,7 +72,7 @@ declare -A sim_spec # simulated frame -> kind:seed:level (for its noise floor)
 if [ -n "${BENCH_FRAMES:-}" ]; then
     read -r -a frames <<<"$BENCH_FRAMES"
 else
-    for f in "$DATA"/*.fits; do [ -e "$f" ] && frames+=("$f"); done
+    if [ -n "$DATA" ]; then for f in "$DATA"/*.fits; do [ -e "$f" ] && frames+=("$f"); done; fi
     W=${SIM_SIZE%x*} H=${SIM_SIZE#*x}
     for spec in $SIM_LIST; do
         IFS=: read -r kind seed level <<<"$spec"

@@ -240,10 +240,15 @@ def test_gpu_request_fails_with_reason_or_works(aurorapack, sim_fits, tmp_path):
     assert bad.returncode == 2 and "--gpu" in bad.stderr
 
 
+def bench_rows(out, codec):
+    """the lines of `aurorapack bench`'s table whose codec column starts with codec"""
+    return [l for l in out.splitlines() if l.strip().startswith(codec)]
+
+
 def test_bench_prints_a_table(aurorapack, sim_fits):
     src = sim_fits("b.fits", 160, 48)
     r = run([aurorapack, "bench", "--repeat", 1, "--cpu", src], check_rc=0, timeout=300)
-    row = [l for l in r.stdout.splitlines() if l.strip().startswith("aurorapack lsmix")]
+    row = bench_rows(r.stdout, "aurorapack lsmix")
     assert len(row) == 1, r.stdout
     fields = row[0].split(")")[1].split()
     size, bpp = int(fields[0]), float(fields[1])
@@ -252,7 +257,7 @@ def test_bench_prints_a_table(aurorapack, sim_fits):
     assert "process start" in r.stdout
     # CharLS (a test dependency) is opened at run time: its row has a size and
     # the pixels it decoded are the input's
-    jls = [l for l in r.stdout.splitlines() if l.strip().startswith("JPEG-LS (CharLS)")]
+    jls = bench_rows(r.stdout, "JPEG-LS (CharLS)")
     assert len(jls) == 1 and jls[0].rstrip().endswith("in process, pixels only"), r.stdout
     assert int(jls[0].split(")")[1].split()[0]) > 0
 
@@ -263,9 +268,9 @@ def test_bench_without_charls_says_so_and_runs_the_rest(aurorapack, sim_fits, tm
                      ("libm.so.6", "lacks charls_jpegls_encoder_create")):
         env = dict(os.environ, AURP_CHARLS_LIB=str(lib))
         r = run([aurorapack, "bench", "--repeat", 1, "--cpu", src], check_rc=0, timeout=300, env=env)
-        jls = [l for l in r.stdout.splitlines() if l.strip().startswith("JPEG-LS (CharLS)")]
+        jls = bench_rows(r.stdout, "JPEG-LS (CharLS)")
         assert len(jls) == 1 and why in jls[0], r.stdout
-        assert [l for l in r.stdout.splitlines() if l.strip().startswith("aurorapack lsmix")]
+        assert bench_rows(r.stdout, "aurorapack lsmix")
 
 
 def test_start_loads_neither_cxx_runtime_nor_charls(aurorapack):
