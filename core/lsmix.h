@@ -18,6 +18,10 @@
  *   - AL: the affine map of the LS prediction fitted along row m;
  * and last, in streams that say so (all new ones):
  *   - BG: a robust background, column level plus row offset (lsmix_bg.h).
+ * Set 2 has LS, CM, RV, AL, the two row LS members RL1 and RL2
+ * (lsmix_rl.h) and BG; set 3 has LS, LG (lsmix_lg.h), RV, RC, RL1, RL2 and
+ * BR (lsmix_br.h), and its LS with forgetting 2^-1 weights each training
+ * equation by the inverse of its pixel's Poisson variance.
  * Every integer is exact; the double operations follow one fixed sequence.
  */
 #ifndef AURP_LSMIX_H
@@ -29,8 +33,10 @@
 #include "aurp.h"
 #include "lsmix_arith.h"
 #include "lsmix_bg.h"
+#include "lsmix_br.h"
 #include "lsmix_carry.h"
 #include "lsmix_cascade.h"
+#include "lsmix_lg.h"
 #include "lsmix_rl.h"
 
 #ifdef __cplusplus
@@ -45,7 +51,7 @@ extern "C" {
 #define LSX_MAX_Z (LSX_MAX_D + 1) /* regressors and the target */
 #define LSX_MAX_M 17          /* training window, odd */
 /* LSX_NPRED (the most blended predictors): lsmix_arith.h */
-#define LSX_NSETS 3           /* predictor sets (3.2) */
+#define LSX_NSETS 4           /* predictor sets (3.2) */
 
 /* Stream-level parameters (the image stream header records them). */
 typedef struct {
@@ -53,6 +59,8 @@ typedef struct {
     int M;            /* training window in columns, odd 1..17 */
     int forget_shift; /* training sums lose 2^-f of their weight each row, 1..8 */
     int ridge_shift;  /* ridge of regressor j: G_jj >> r, 8..40 */
+    int weighted;     /* each training equation weighted by lsx_ls_weight (set 3 with
+                       * forgetting 2^-1; not a header field: implied by those two) */
 } lsx_params;
 
 /* ---- the LS predictor of one band of columns ------------------------ */
@@ -120,8 +128,13 @@ typedef struct {
     int32_t *bg_c, *bg_s;         /* BG column levels (Q4) and scales (Q8) before the current row */
     int64_t *bg_w;                /* and the scales' weights (lsx_bg_weight) */
     lsx_bg_row bg_row;            /* BG row offset of the current row */
-    lsx_rl rl[LSX_RL_N];          /* set 2: the RL members of the current row (lsmix_rl.h) */
+    lsx_rl rl[LSX_RL_N];          /* sets 2, 3: the RL members of the current row (lsmix_rl.h) */
     double rl_pred[LSX_RL_N];     /* and their predictions of the current pixel */
+    lsx_lg lg;                    /* set 3: LG of the current row (lsmix_lg.h) */
+    double lg_pred;               /* and its prediction of the current pixel */
+    int32_t *br_l, *br_s;         /* set 3: BR's column levels and scales before the current row */
+    uint16_t *br_lit;             /* and the rows each column has been lit */
+    int32_t br_o, br_k;           /* BR's row offset and the row's inliers so far */
     double *blend_w;              /* [LSX_BLEND_TABLE] lsx_blend_weight(e) of the stream's blend kind */
 } lsx_state;
 
@@ -133,16 +146,17 @@ void lsx_state_free(lsx_state *s);
 
 /* The blended prediction of x[m][n] from the predictions p[0..np-1] (LS,
  * CM, then set 0: AF; set 1: AF, RV, AL; set 2: RV, AL, RL1, RL2; then BG
- * where on); writes the smallest error level (the context's second input)
+ * where on; set 3: LS, LG, RV, RC, RL1, RL2, BR); writes the smallest error level (the context's second input)
  * to *emin. */
 uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin);
 /* The sources of the row-fitted predictors at (m, n), m >= 1 (Q4): z[0] =
  * B_m[n] (AF), z[1] = q16(P_LS) (AL), z[2] = 16 x[m-1][n], z[3] = 16
  * x[m-2][n] (16 x[m-1][n] in row 1) (RV); cur is row m of the image.  In
- * set 2 also the RL members' regressors and predictions (into s). */
+ * sets 2 and 3 also the RL members' regressors and predictions, in set 3
+ * LG's prediction (into s). */
 void lsx_sources(lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls, int32_t *z);
 /* Fills p[2..np-1] (AF; set 1: AF, RV, AL; set 2: RV, AL, RL1, RL2; then
- * BG) from the sources z. */
+ * BG) from the sources z; set 3: p[1..6] (LG, RV, RC, RL1, RL2, BR). */
 void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p);
 /* Records the errors of every predictor at (m, n) once x is known, and
  * (m >= 1) adds x to the row sums (z: the sources, unused in row 0). */
@@ -246,7 +260,9 @@ int ctx_rans_dec_at_start_state(const ctx_rans_dec *d);
 #define LSX_IOFF_PERMILLE 1 /* intensity offset: this quantile of the pixels */
 #define LSX_FORGET 2        /* the LS training of predictor sets 0 and 1 */
 #define LSX_NCTX_WIDE 16    /* the second activity-context count the encoder tries */
-#define LSX_ROW_FORGET 1    /* the LS training of predictor set 1's second try */
+#define LSX_ROW_FORGET 1    /* the LS training of the row-member sets' second try (weighted in set 3) */
+#define LSX_WRITE_SET 3     /* the row-member set the encoders write (2 or 3; the GPU encoder writes
+                             * the same, gpu/lsmix_encoder.cu) */
 #define LSX_RIDGE 12
 #define LSX_PRIOR 1         /* new streams start the coder's counts from the prior table */
 #define LSX_BG 1            /* new streams blend the BG member */
@@ -374,6 +390,10 @@ size_t lsx_write_header(uint8_t *h, const lsx_view *v, const uint32_t *seg_len);
 aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p,
                              int threads, uint8_t *out, size_t cap, size_t *out_len,
                              aurp_error *err);
+/* lsx_image_encode with the row-member set row_set (2 or 3) in place of
+ * LSX_WRITE_SET: the tests write both sets that decoders read. */
+aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p, int row_set,
+                                 int threads, uint8_t *out, size_t cap, size_t *out_len, aurp_error *err);
 aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint32_t H,
                              int threads, uint16_t *u, aurp_error *err);
 

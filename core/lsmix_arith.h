@@ -29,7 +29,8 @@
 
 /* ---- the LS predictor's regressors and training sums (3.2) ---- */
 
-#define LSX_NPRED 7           /* blended predictors: LS, CM, AF (set 0); RV, AL (set 1); set 2: LS, CM, RV, AL, RL1, RL2; BG (last, where on) */
+#define LSX_NPRED 7           /* blended predictors: LS, CM, AF (set 0); RV, AL (set 1); set 2: LS, CM, RV, AL, RL1, RL2;
+                               * set 3: LS, LG, RV, RC, RL1, RL2; BG (last, where on; BR in set 3) */
 #define LSX_PREV 3            /* pixels of the row above: n-1, n, n+1 */
 #define LSX_EXTRA 3           /* column means A and B, the constant */
 
@@ -192,8 +193,9 @@ static inline AURP_HD int32_t lsx_colerr_input(const int32_t *e, uint32_t n, uin
 }
 
 /* The blend's members (3.2): LS, CM, AF in set 0, and RV, AL in set 1;
- * BG last in streams with the BG flag. */
-static inline AURP_HD int lsx_npred(int set, int bg) { return (set == 2 ? 6 : set ? 5 : 3) + (bg != 0); }
+ * LS, CM, RV, AL, RL1, RL2 in set 2 and LS, LG, RV, RC, RL1, RL2 in set 3;
+ * BG last in streams with the BG flag (BR in set 3, whose streams have it). */
+static inline AURP_HD int lsx_npred(int set, int bg) { return (set >= 2 ? 6 : set ? 5 : 3) + (bg != 0); }
 
 /* The column error level (set 0 only): its weight in the blend's error
  * level, its weight in the context's Emin, and its rate (a shift). */

@@ -160,7 +160,7 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
     memset(&sv, 0, sizeof sv);
     aurp_status st = lsx_parse_header(in, in_len, &sv, err);
     if (st != AURP_OK) return st;
-    v->p = (lsx_params){sv.order, sv.equations, in[12], in[13]};
+    v->p = (lsx_params){sv.order, sv.equations, in[12], in[13], 0};
     v->W = sv.width;
     v->H = sv.height;
     v->nctx = in[3];
@@ -186,8 +186,9 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: header flags %#x unknown", (unsigned)in[23]);
     if (v->set >= LSX_NSETS)
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set %d unknown", v->set);
-    if (v->set == 2 && !v->bg) /* RL reads BG's column levels and scales */
-        return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set 2 without BG");
+    if (v->set >= 2 && !v->bg) /* RL reads BG's column levels and scales */
+        return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set %d without BG", v->set);
+    v->p.weighted = v->set == 3 && v->p.forget_shift == LSX_ROW_FORGET;
     for (int i = 19 + v->nib - 1; i < LSX_HEADER; i++)
         if (i < 22 && in[i] != 0) return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: reserved bytes not zero");
     uint64_t pixels = (uint64_t)v->W * v->H;
@@ -639,10 +640,17 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
                              int threads, uint8_t *out, size_t cap, size_t *out_len,
                              aurp_error *err)
 {
+    return lsx_image_encode_set(u, W, H, p, LSX_WRITE_SET, threads, out, cap, out_len, err);
+}
+
+aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p, int row_set,
+                                 int threads, uint8_t *out, size_t cap, size_t *out_len, aurp_error *err)
+{
     *out_len = 0;
+    if (row_set != 2 && row_set != 3) return aurp_fail(err, AURP_ERR_PARAM, "lsmix: row-member set %d", row_set);
     const uint64_t pixels = (uint64_t)W * H;
-    const lsx_params ls_of[2] = {{p->order, p->equations, LSX_FORGET, LSX_RIDGE},
-                                 {p->order, p->equations, LSX_ROW_FORGET, LSX_RIDGE}};
+    const lsx_params ls_of[2] = {{p->order, p->equations, LSX_FORGET, LSX_RIDGE, 0},
+                                 {p->order, p->equations, LSX_ROW_FORGET, LSX_RIDGE, row_set == 3}};
     lsx_view v = {.p = ls_of[0], .W = W, .H = H, .seg_log2 = LSX_SEG_LOG2, .nctx = 1, .nib = 1,
                   .prior = LSX_PRIOR, .bg = LSX_BG};
     v.nseg = (uint32_t)((pixels + (1u << LSX_SEG_LOG2) - 1) >> LSX_SEG_LOG2);
@@ -679,12 +687,13 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
      * stream kept (the decoder only reads what the header says), three
      * pipelines in turn: 0, predictor
      * set 0 on the LS of (F 2, M) with every context candidate of
-     * try_residuals; 1, set 2 on the same LS with the contexts that won;
-     * and, where set 2 won that, 2, set 2 on the LS with forgetting 2^-1
-     * and the caller's K and M (a relation between rows that changes every
-     * row wants a short memory) with every context candidate.  (Set 1, set
-     * 2 without RL and with AF, is no longer written: set 2 was smaller
-     * wherever set 1 had won.)  Then the winner with the cascade stage. */
+     * try_residuals; 1, the row-member set (row_set: 2 or 3) on the same LS
+     * with the contexts that won; and, where that won, 2, the same set on
+     * the LS with forgetting 2^-1 (weighted in set 3) and the caller's K
+     * and M (a relation between rows that changes every row wants a short
+     * memory) with every context candidate.  (Set 1, set 2 without RL and
+     * with AF, is no longer written: set 2 was smaller wherever set 1 had
+     * won; set 3 is set 2 with LG, RC and BR for CM, AL and BG.)  Then the winner with the cascade stage. */
     enc_best best = {0, 0};
     j.ls_bands = (uint32_t)threads < W ? threads : (int)W;
     int win = -1, ls_now = 0, planes_of = -1; /* planes_of: the pipeline whose blend pass pl holds */
@@ -703,14 +712,14 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
             }
             ls_now = 1;
         }
-        v.set = pipe == 0 ? 0 : 2;
+        v.set = pipe == 0 ? 0 : row_set;
         v.p = ls_of[pipe == 2];
         st = try_residuals(&j, &v, pipe, threads, &pl, ctx, snap, out, cap, &best, &mask, err);
         planes_of = pipe;
         if (st == AURP_OK && mask != 0) win = pipe, win_kind = mask;
     }
     if (st == AURP_OK && LSX_CASCADE && win >= 0) {
-        v.set = win == 0 ? 0 : 2;
+        v.set = win == 0 ? 0 : row_set;
         v.p = ls_of[win == 2];
         v.cas = 0;
         if (planes_of != win) { /* a later pipeline's pass is in pl: the winner's again */

@@ -106,6 +106,7 @@ int lsx_band_init(lsx_band *b, const lsx_params *p, uint32_t W, uint32_t c0, uin
     }
     b->lane_entries = aurp_solve_lanes_entries(b->D, b->gidx, b->hidx);
     shared_columns(b);
+    if (p->weighted) b->new_lo = b->new_hi = b->c1; /* weighted sums are not shifts of a neighbour's */
     uint32_t R = (uint32_t)(p->M - 1) / 2;
     b->lo = c0 > R ? c0 - R : 0;
     b->hi = c1 + R < W ? c1 + R : W;
@@ -219,7 +220,7 @@ typedef uint64_t lsx_e8 __attribute__((vector_size(8 * sizeof(uint64_t))));
 _Static_assert(AURP_SOLVE_LANES_ORDER + 1 == 13 && LSX_PRE_STRIDE(91) % 8 == 0 && LSX_PRE_STRIDE(91) >= 96,
                "the chunks below cover the default order's 91 entries in whole aligned vectors");
 static inline __attribute__((always_inline)) void add_outer_product_13(const uint32_t *raw, const uint64_t *a,
-                                                                      uint64_t *o, const int chunks)
+                                                                      uint64_t *o, const int chunks, const double wt)
 {
     lsx_u16 zu;
     memcpy(&zu, raw, sizeof zu);
@@ -232,7 +233,7 @@ static inline __attribute__((always_inline)) void add_outer_product_13(const uin
     do {                                                                                                \
         const lsx_z8 zr = __builtin_shufflevector(zv, zv, r0, r1, r2, r3, r4, r5, r6, r7);              \
         const lsx_z8 zs = __builtin_shufflevector(zv, zv, s0, s1, s2, s3, s4, s5, s6, s7);              \
-        const lsx_z8 biased = zr * zs + bias;                                                           \
+        const lsx_z8 biased = zr * zs * wt + bias;                                                      \
         lsx_e8 prefix, product;                                                                         \
         memcpy(&product, &biased, sizeof product);                                                      \
         memcpy(&prefix, a + 8 * (c), sizeof prefix);                                                    \
@@ -254,6 +255,20 @@ static inline __attribute__((always_inline)) void add_outer_product_13(const uin
     CHUNK(10, 4, 4, 3, 3, 3, 3, 2, 2, 2, 1, 14, 3, 2, 1, 14, 2);
     CHUNK(11, 2, 1, 1, 15, 15, 15, 15, 15, 1, 14, 1, 15, 15, 15, 15, 15);
 #undef CHUNK
+}
+
+/* The weight of a training equation whose target is x, in a row whose row
+ * above's least pixel is lo (set 3's LS with forgetting 2^-1, research
+ * round 23): 2^8 R / (R + max(0, x - lo)), R = 128 ADU^2 (about the read
+ * noise's variance plus a margin), at least 1: the inverse of the noise
+ * variance of a Poisson pixel over a bias near lo, in units of 2^-8 of the
+ * darkest pixel's.  A weighted product stays below 2^50, exact in the
+ * doubles of add_outer_product_13. */
+#define LSX_LSW_R 128
+static inline uint64_t lsx_ls_weight(uint16_t x, uint16_t lo)
+{
+    const uint32_t ex = x > lo ? (uint32_t)(x - lo) : 0, w = ((uint32_t)LSX_LSW_R << 8) / (LSX_LSW_R + ex);
+    return w < 1 ? 1 : w;
 }
 
 /* Adds row i = m-1 to G: G <- G - round(G / 2^f) + (window sum of z z^T).
@@ -283,6 +298,12 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
     uint32_t z[LSX_MAX_Z + LSX_PRE_PAD] = {0}; /* the rows' vectors read past Z */
     _Alignas(64) uint32_t raw[16];
     memset(pre, 0, ps * sizeof *pre);
+    const int weighted = b->p.weighted;
+    uint16_t lo = 0; /* weighted: the least pixel of row i - 1 over the whole width (0 in row 0) */
+    if (weighted && prev) {
+        lo = 65535;
+        for (uint32_t q = 0; q < W; q++) lo = prev[q] < lo ? prev[q] : lo;
+    }
     uint32_t n = b->c0; /* the next column whose G takes its window */
     for (uint32_t t = 1; t <= span; t++) {
         /* prefix row t: the outer products of columns lo .. lo + t - 1 */
@@ -290,12 +311,21 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
         uint64_t *ph = pre + (size_t)(t % ring) * ps;
         if (Z == AURP_SOLVE_LANES_ORDER + 1) {
             raw_regressors_13(cur, prev, cm_a, cm_b, W, q, raw);
-            add_outer_product_13(raw, pre + (size_t)((t - 1) % ring) * ps, ph,
-                                 q < b->new_lo + R || q + R >= b->new_hi ? 12 : 6);
+            if (weighted) /* every entry (no shared columns) */
+                add_outer_product_13(raw, pre + (size_t)((t - 1) % ring) * ps, ph, 12,
+                                     (double)lsx_ls_weight(cur[q], lo));
+            else
+                add_outer_product_13(raw, pre + (size_t)((t - 1) % ring) * ps, ph,
+                                     q < b->new_lo + R || q + R >= b->new_hi ? 12 : 6, 1.0);
         } else {
             regressors(K, W, cur, prev, cm_a, cm_b, q, z);
             z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, q, Z - 1); /* the target */
-            add_outer_product(z, Z, pre + (size_t)((t - 1) % ring) * ps, ph);
+            if (weighted) {
+                const uint64_t w = lsx_ls_weight(cur[q], lo), *pa = pre + (size_t)((t - 1) % ring) * ps;
+                for (int r = 0, e = 0; r < Z; r++)
+                    for (int c = r; c < Z; c++, e++) ph[e] = pa[e] + w * ((uint64_t)z[r] * z[c]);
+            } else
+                add_outer_product(z, Z, pre + (size_t)((t - 1) % ring) * ps, ph);
         }
         /* the columns whose window ends at column lo + t (w1 - w0 <= M: w0's row is in the ring) */
         for (; n < b->c1 && (n + R + 1 < W ? n + R + 1 : W) == b->lo + t; n++) {
@@ -450,9 +480,10 @@ int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
     s->bg = bg != 0;
     s->np = lsx_npred(set, s->bg);
     s->colerr_w = lsx_colerr_weight(set, s->bg);
-    int32_t **arrays[4 + 2], ***a = arrays;
+    int32_t **arrays[4 + 2 + 2], ***a = arrays;
     *a++ = &s->cm_a, *a++ = &s->cm_b, *a++ = &s->cm_a_prev, *a++ = &s->cm_b_prev;
     if (s->bg) *a++ = &s->bg_c, *a++ = &s->bg_s;
+    if (set == 3) *a++ = &s->br_l, *a++ = &s->br_s;
     for (int32_t ***p = arrays; p < a; p++) {
         **p = calloc(W, sizeof(int32_t));
         if (!**p) {
@@ -466,7 +497,7 @@ int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg)
     s->colerr = calloc((size_t)W * LSX_LANES, sizeof(int32_t));
     s->blend_w = malloc(LSX_BLEND_TABLE * sizeof *s->blend_w);
     if (!s->err[0] || !s->err[1] || !s->colerr || !s->blend_w ||
-        (s->bg && !(s->bg_w = calloc(W, sizeof(int64_t))))) {
+        (s->bg && !(s->bg_w = calloc(W, sizeof(int64_t)))) || (set == 3 && !(s->br_lit = calloc(W, sizeof(uint16_t))))) {
         lsx_state_free(s);
         return -1;
     }
@@ -487,6 +518,9 @@ void lsx_state_free(lsx_state *s)
     free(s->bg_c);
     free(s->bg_s);
     free(s->bg_w);
+    free(s->br_l);
+    free(s->br_s);
+    free(s->br_lit);
     free(s->blend_w);
     memset(s, 0, sizeof *s);
 }
@@ -558,16 +592,26 @@ void lsx_sources(lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, doub
     z[1] = lsx_q16(p_ls);
     z[2] = 16 * (int32_t)up[n];
     z[3] = 16 * (int32_t)up2[n];
-    if (s->set == 2) /* RL, on BG's C and S (set 2 streams have BG: parse refuses others) */
+    if (s->set >= 2) /* RL, on BG's C and S (set 2 and 3 streams have BG: parse refuses others) */
         AURP_UNROLL
         for (int q = 0; q < LSX_RL_N; q++) { /* unrolled: each member's solve compiles for its size */
             lsx_rl_regressors(&s->rl[q], q, cur, up, up2, s->bg_c, s->W, n);
             s->rl_pred[q] = lsx_rl_pixel(&s->rl[q], q, n, s->W, up, s->bg_c, s->bg_s);
         }
+    if (s->set == 3) s->lg_pred = lsx_lg_predict(&s->lg, up, s->bg_c, s->W, n);
 }
 
 void lsx_row_predict(const lsx_state *s, uint32_t n, const int32_t *z, double *p)
 {
+    if (s->set == 3) { /* LG, RV, RC, RL1, RL2, BR */
+        p[1] = s->lg_pred;
+        p[2] = lsx_rv_fit(s->rv, n, (double)z[2], (double)z[3]);
+        p[3] = lsx_br_level(s->br_l[n]);
+        p[4] = s->rl_pred[0];
+        p[5] = s->rl_pred[1];
+        p[6] = lsx_br_predict(s->br_l[n], s->br_o);
+        return;
+    }
     if (s->set == 2) { /* RV, AL, RL1, RL2 */
         p[2] = lsx_rv_fit(s->rv, n, (double)z[2], (double)z[3]);
         p[3] = lsx_af_fit(s->af[1], n, (double)z[1]);
@@ -599,15 +643,16 @@ void lsx_record(lsx_state *s, uint32_t m, uint32_t n, uint16_t x, const double *
         /* terms scaled by 2^16: the rounding of the decay stays far below
          * them (every sum < 2^59: z, y < 2^20) */
         int64_t y = x16;
-        if (s->set != 2) lsx_af_add(s->af[0], y, z[0]); /* set 2 has no AF */
-        if (s->set) {
-            lsx_af_add(s->af[1], y, z[1]);
-            lsx_rv_add(s->rv, y, z[2], z[3]);
-        }
-        if (s->set == 2 && n > 0) /* the row's sums start at 0 with pixel 1 */
+        if (s->set < 2) lsx_af_add(s->af[0], y, z[0]); /* sets 2 and 3 have no AF */
+        if (s->set && s->set < 3) lsx_af_add(s->af[1], y, z[1]); /* nor set 3 AL */
+        if (s->set) lsx_rv_add(s->rv, y, z[2], z[3]);
+        if (s->set >= 2 && n > 0) /* the row's sums start at 0 with pixel 1 */
             AURP_UNROLL
             for (int q = 0; q < LSX_RL_N; q++) lsx_rl_add(&s->rl[q], q, x, s->bg_c[n]);
-        if (s->bg) {
+        if (s->set == 3) {
+            if (n > 0) lsx_lg_add(&s->lg, x, s->bg_c[n], s->bg_s[n]);
+            lsx_br_row_add(&s->br_o, &s->br_k, s->br_l[n], s->br_s[n], x);
+        } else if (s->bg) {
             lsx_bg_row_add(&s->bg_row, s->bg_c[n], s->bg_s[n], s->bg_w[n], x);
         }
     }
@@ -658,4 +703,10 @@ void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
         for (uint32_t n = 0; n < s->W; n++) s->bg_w[n] = lsx_bg_weight_fp(s->bg_s[n]);
         lsx_bg_row_start(&s->bg_row);
     }
+    s->br_o = s->br_k = 0; /* BR's next row offset */
+    if (s->set == 3)
+        for (uint32_t n = 0; n < s->W; n++) {
+            if (m == 0) lsx_br_column_start(&s->br_l[n], &s->br_s[n], &s->br_lit[n], row[n]);
+            else lsx_br_column_step(&s->br_l[n], &s->br_s[n], &s->br_lit[n], row[n]);
+        }
 }

@@ -80,8 +80,9 @@ static uint8_t *fitslike(core_frame_kind kind, uint32_t w, uint32_t h, uint64_t 
 }
 
 /* The lsmix predictor set (image stream header byte 22) the encoder picks
- * for the big-endian pixels be, or -1; its flags (byte 23) into *flags. */
-static int lsmix_set_of(const uint8_t *be, uint32_t w, uint32_t h, int *flags)
+ * for the big-endian pixels be, or -1; its LS forgetting shift (byte 12)
+ * into *forget, its flags (byte 23) into *flags. */
+static int lsmix_set_of(const uint8_t *be, uint32_t w, uint32_t h, int *forget, int *flags)
 {
     aurp_params p;
     aurp_params_for_profile(&p, AURP_PROFILE_LSMIX);
@@ -90,17 +91,19 @@ static int lsmix_set_of(const uint8_t *be, uint32_t w, uint32_t h, int *flags)
     aurp_error err = {{0}};
     const int ok = aurp_image_encode(be, w, h, &p, 1, s, cap, &len, &err) == AURP_OK;
     const int set = ok ? s[22] : -1;
+    *forget = ok ? s[12] : 0;
     *flags = ok ? s[23] : 0;
     free(s);
     return set;
 }
 
 /* A simulated frame of the kind as a FITS-like file, and its lsmix stream;
- * want_set and want_flags: the predictor set and the header flags the case
- * exists for (the run fails when the encoder picks another set or leaves
- * one of those flags clear, so that the case keeps covering them). */
+ * want_set, want_forget and want_flags: the predictor set, the LS
+ * forgetting shift and the header flags the case exists for (the run fails
+ * when the encoder picks another set or shift or leaves one of those flags
+ * clear, so that the case keeps covering them). */
 static int emit_sim(const char *name, sim_kind kind, uint32_t w, uint32_t h, uint64_t seed, int want_set,
-                    int want_flags)
+                    int want_forget, int want_flags)
 {
     sim_options o;
     sim_options_for_kind(&o, kind);
@@ -113,10 +116,11 @@ static int emit_sim(const char *name, sim_kind kind, uint32_t w, uint32_t h, uin
     size_t n;
     uint8_t *f = fitslike_of(u, w, h, &n);
     free(u);
-    int flags, set = lsmix_set_of(f + 2880, w, h, &flags), rc = 1;
-    if (set != want_set || (flags & want_flags) != want_flags)
-        fprintf(stderr, "make_golden: %s: the encoder picks predictor set %d and flags %#x, not %d and %#x\n", name,
-                set, (unsigned)flags, want_set, (unsigned)want_flags);
+    int forget, flags, set = lsmix_set_of(f + 2880, w, h, &forget, &flags), rc = 1;
+    if (set != want_set || forget != want_forget || (flags & want_flags) != want_flags)
+        fprintf(stderr,
+                "make_golden: %s: the encoder picks predictor set %d, forgetting %d and flags %#x, not %d, %d and %#x\n",
+                name, set, forget, (unsigned)flags, want_set, want_forget, (unsigned)want_flags);
     else
         rc = emit(name, AURP_PROFILE_LSMIX, f, n, &(aurp_region){2880, w, h}, 6, 9, 0);
     free(f);
@@ -209,12 +213,16 @@ int main(int argc, char **argv)
                    cases[c].N, cases[c].M, cases[c].T);
         free(f);
     }
-    /* curved echelle orders: predictor set 2 (the RL members on BG's
-     * levels) with the cascade, which no other case has together */
-    rc |= emit_sim("lsmix_echelle", SIM_KIND_ECHELLE, 192, 96, 3, 2, 4);
-    /* predictor set 2 with the cascade's wide support (flag bits 2 and 4):
+    /* curved echelle orders: predictor set 3 (RL, LG and BR) with the
+     * weighted LS of forgetting 2^-1 and the cascade, which no other case
+     * has together */
+    rc |= emit_sim("lsmix_echelle", SIM_KIND_ECHELLE, 192, 96, 3, 3, 1, 4);
+    /* set 3 on the unweighted LS of forgetting 2^-2, with the cascade: an
+     * echelle's arc lamp */
+    rc |= emit_sim("lsmix_echelle_arc", SIM_KIND_ECHELLE_ARC, 256, 96, 1, 3, 2, 4);
+    /* predictor set 3 with the cascade's wide support (flag bits 2 and 4):
      * a long-slit arc lamp's curved lines */
-    rc |= emit_sim("lsmix_arc_wide", SIM_KIND_ARC, 1024, 96, 2, 2, 4 | 16);
+    rc |= emit_sim("lsmix_arc_wide", SIM_KIND_ARC, 1024, 96, 2, 3, 1, 4 | 16);
     rc |= emit_rare_paths("lsmix_edges", 0);
     rc |= emit_rare_paths("lsmix_column", 1);
     if (argc > 2) { /* 16 rows of a real frame */

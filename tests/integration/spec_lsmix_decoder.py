@@ -56,6 +56,37 @@ def q16(p):
     return int(t // 1)
 
 
+def tdiv(a, b):
+    """C's integer division, truncating toward zero (3.2's BR)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def ln_basic(xv):
+    """3.2's ln by basic operations: the exponent and the mantissa from the bits."""
+    u = struct.unpack('<Q', struct.pack('<d', xv))[0]
+    k = ((u >> 52) & 0x7FF) - 1023
+    f = struct.unpack('<d', struct.pack('<Q', (u & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000))[0]
+    if f > 1.4142135623730951:
+        f = f * 0.5
+        k += 1
+    s = (f - 1.0) / (f + 1.0)
+    s2 = s * s
+    t = s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 + s2 * (1.0 / 11 + s2 * (1.0 / 13))))))
+    return float(k) * 0.69314718055994531 + (2.0 * s + 2.0 * s * t)
+
+
+def exp_basic(a):
+    """3.2's e^a, |a| <= 2, by basic operations."""
+    xv = a * 0.0625
+    e = 1.0 + xv * (1.0 + xv * (1.0 / 2 + xv * (1.0 / 6 + xv * (1.0 / 24 + xv * (1.0 / 120 + xv * (
+        1.0 / 720 + xv * (1.0 / 5040 + xv * (1.0 / 40320 + xv * (1.0 / 362880)))))))))
+    e = e * e
+    e = e * e
+    e = e * e
+    return e * e
+
+
 def token_of(v):
     if v < 16:
         return v, 0, 0
@@ -149,7 +180,8 @@ def decode_lsmix(buf, opts=None):
     chk(not (flags & 16) or (flags & 4), "bit4 w/o bit2")
     chk(not (flags & 32) or (flags & 8), "bit5 w/o bit3")
     F_PRIOR, F_BG, F_CASC, F_NOLEN, F_WIDE, F_CARRY = [bool(flags & (1 << i)) for i in range(6)]
-    chk(pset <= 2 and (pset != 2 or F_BG), "predictor set")
+    chk(pset <= 3 and (pset < 2 or F_BG), "predictor set")
+    weighted = pset == 3 and fsh == 1
     chk(W >= 1 and H >= 1 and W * H < 2 ** 32, "W/H")
     R = (M - 1) // 2
     pos = 24
@@ -197,16 +229,18 @@ def decode_lsmix(buf, opts=None):
 
     D = K + 6
     Z = D + 1
-    nmem = {0: 3, 1: 5, 2: 6}[pset] + (1 if F_BG else 0)
+    nmem = {0: 3, 1: 5, 2: 6, 3: 6}[pset] + (1 if F_BG else 0)
     # member indices
     if pset == 0:
         names = ['LS', 'CM', 'AF']
     elif pset == 1:
         names = ['LS', 'CM', 'AF', 'RV', 'AL']
-    else:
+    elif pset == 2:
         names = ['LS', 'CM', 'RV', 'AL', 'RL1', 'RL2']
+    else:
+        names = ['LS', 'LG', 'RV', 'RC', 'RL1', 'RL2']
     if F_BG:
-        names.append('BG')
+        names.append('BR' if pset == 3 else 'BG')
     assert len(names) == nmem
 
     ncx = C * I
@@ -250,6 +284,10 @@ def decode_lsmix(buf, opts=None):
     # BG
     Cbg = [0] * W
     Sbg = [0] * W
+    # BR (set 3)
+    Lbr = [0] * W
+    Sbr = [0] * W
+    litbr = [0] * W
 
     rans = Rans(buf, pos)
     seg = -1
@@ -295,6 +333,7 @@ def decode_lsmix(buf, opts=None):
             xp = x[m - 1]
             # regressors of row m-1 with means before row m-1 (stored in prevA/prevB)
             outer = []
+            lo_w = (min(x[m - 2]) if m >= 2 else 0) if weighted else 0
             for q in range(W):
                 zq = [xp[q - 1 - j] if q - 1 - j >= 0 else 0 for j in range(K)]
                 zq.append(x[m - 2][q - 1] if (m - 2 >= 0 and q >= 1) else 0)
@@ -304,9 +343,10 @@ def decode_lsmix(buf, opts=None):
                 zq.append(prevB[q])
                 zq.append(16)
                 zq.append(xp[q])
+                wq = max(1, (128 << 8) // (128 + max(0, xp[q] - lo_w))) if weighted else 1
                 o = [0] * (Z * Z)
                 for a_ in range(Z):
-                    za = zq[a_]
+                    za = zq[a_] * wq
                     base = a_ * Z
                     for b_ in range(a_, Z):
                         o[base + b_] = za * zq[b_]
@@ -348,6 +388,10 @@ def decode_lsmix(buf, opts=None):
         bg_o = 0
         bg_ow = 1
         bg_os = 0
+        lgq = [0.0] * 5
+        lg_ref = 0.0
+        br_o = 0
+        br_k = 0
         rlA = [[[0.0] * 5 for _ in range(5)], [[0.0] * 3 for _ in range(3)]]
         rlb = [[0.0] * 5, [0.0] * 3]
         rlD = [5, 3]
@@ -435,8 +479,27 @@ def decode_lsmix(buf, opts=None):
                     preds.append(rv())
                     preds.append(affine(als, float(z1)))
                 else:
+                    if pset == 3:  # LG in CM's place
+                        def lpx(j):
+                            j = min(max(j, 0), W - 1)
+                            return float(xp[j]) - float(Cbg[j]) * 0.0625
+                        lg_ref = (lpx(n - 1) + 2.0 * lpx(n) + lpx(n + 1)) * 0.25
+                        if n < 2:
+                            preds[1] = float(xp[n])
+                        else:
+                            qg = lgq
+                            a_lg = 0.0
+                            w2 = qg[2] + 0.01 * qg[0]
+                            det = qg[0] * w2 - qg[1] * qg[1]
+                            if qg[0] > 100.0 and det > 0:
+                                a_lg = (qg[3] * w2 - qg[1] * qg[4]) / det
+                            a_lg = min(max(a_lg, -2.0), 2.0)
+                            preds[1] = float(Cbg[n]) * 0.0625 + lg_ref * exp_basic(a_lg)
                     preds.append(rv())
-                    preds.append(affine(als, float(z1)))
+                    if pset == 3:
+                        preds.append(float(Lbr[n]) * (1.0 / 256.0))  # RC
+                    else:
+                        preds.append(affine(als, float(z1)))
                     # RL members
                     rlz = []
                     for qm in range(2):
@@ -484,7 +547,9 @@ def decode_lsmix(buf, opts=None):
                             for k in range(Dq):
                                 pr = pr + av[k] * zs[k]
                         preds.append(pr)
-                if F_BG:
+                if pset == 3:
+                    preds.append(float(Lbr[n] + br_o) * (1.0 / 256.0))  # BR
+                elif F_BG:
                     preds.append(float(Cbg[n] + bg_o) * 0.0625)
                 # ---------- error levels and blend
                 Es = []
@@ -593,10 +658,30 @@ def decode_lsmix(buf, opts=None):
                     terms = (1, y16, z1, z1 * z1, z1 * y16)
                     for k in range(5):
                         als[k] = als[k] - ((als[k] + 2) >> 2) + (terms[k] << 16)
+                if pset >= 1:
                     terms = (1, y16, z2, z3, z2 * y16, z3 * y16, z2 * z2, z2 * z3, z3 * z3)
                     for k in range(9):
                         rvs[k] = rvs[k] - ((rvs[k] + 4) >> 3) + (terms[k] << 14)
-                if pset == 2 and n >= 1:
+                if pset == 3:
+                    if n >= 1:  # LG's sums
+                        yg = float(xv) - float(Cbg[n]) * 0.0625
+                        for k in range(5):
+                            lgq[k] = lgq[k] * 0.9
+                        lo_g = 0.5 * (float(Sbg[n]) * (1.0 / 172.5)) + 1.0
+                        if yg > lo_g and lg_ref > lo_g:
+                            r_g = ln_basic(yg / lg_ref)
+                            w_g = 1.0 / (1.0 / yg + 0.375 / lg_ref)
+                            lgq[0] = lgq[0] + w_g
+                            lgq[3] = lgq[3] + w_g * r_g
+                        lgq[2] = lgq[2] - 2.0 * lgq[1] + lgq[0]
+                        lgq[1] = lgq[1] - lgq[0]
+                        lgq[4] = lgq[4] - lgq[3]
+                    e_br = 256 * xv - Lbr[n] - br_o  # BR's row offset
+                    if abs(e_br) < 4 * Sbr[n]:
+                        br_o += tdiv(e_br, min(br_k + 2, 16))
+                        br_k += 1
+                        br_o = min(max(br_o, -3 * Sbr[n]), 3 * Sbr[n])
+                if pset >= 2 and n >= 1:
                     yv = float(xv) - float(Cbg[n]) * 0.0625
                     for qm in range(2):
                         zs = rlz[qm]
@@ -606,7 +691,7 @@ def decode_lsmix(buf, opts=None):
                             for j in range(i + 1):
                                 Am[i][j] = Am[i][j] * 0.5 + zs[i] * zs[j]
                             bq[i] = bq[i] * 0.5 + zs[i] * yv
-                if F_BG:
+                if F_BG and pset != 3:
                     Sn_ = Sbg[n]
                     lim = (Sn_ * 59) >> 8
                     rc = min(max(y16 - Cbg[n], bg_o - lim), bg_o + lim)
@@ -662,6 +747,24 @@ def decode_lsmix(buf, opts=None):
                     else:
                         Sbg[n] = Sbg[n] - (Sbg[n] >> 4)
                     Sbg[n] = max(Sbg[n], 128)
+        if pset == 3:  # BR's columns
+            for n in range(W):
+                if m == 0:
+                    Lbr[n], Sbr[n], litbr[n] = 256 * xm[n], 2048, 0
+                    continue
+                d = 256 * xm[n] - Lbr[n]
+                if abs(d) < 4 * Sbr[n]:
+                    Sbr[n] += tdiv(abs(d) * 5 // 4 - Sbr[n], 32)
+                    Lbr[n] += tdiv(d, 32)
+                    litbr[n] = 0
+                elif d < 0:
+                    Lbr[n] += tdiv(d, 2)
+                    litbr[n] = 0
+                else:
+                    if litbr[n] <= 48:
+                        litbr[n] += 1
+                    if litbr[n] > 48:
+                        Lbr[n] += tdiv(d, 32)
         errPrev, errCur = errCur, [[0] * W for _ in range(nmem)]
     end_segment(nseg - 1)
     return W, H, x

@@ -1,7 +1,8 @@
 """docs/FORMAT.md section 3 is enough to decode the lsmix profile:
 spec_lsmix_decoder.py, written from the specification alone (by a reader
 who saw no source of the codec), restores the image of lsmix golden
-streams pixel for pixel: the predictor sets 0, 1 and 2, BG, the cascade's
+streams pixel for pixel: the predictor sets 0, 1, 2 and 3 (with its
+weighted LS training), BG, the cascade's
 narrow support, the segments with and without their lengths and the
 carry.  Python is slow, so the largest streams (1024 x 64 and 96 rows) are
 left out; the decoder reproduced them too when it was written."""
@@ -18,12 +19,16 @@ GOLDEN = REPO / "tests" / "golden"
 # name of the stream, name of its original (MANIFEST or MANIFEST.old)
 CASES = [
     ("lsmix_20000px", "lsmix_20000px"),  # set 0 with BG, K = 1, M = 3
-    ("lsmix_degenerate", "lsmix_degenerate"),  # set 2, K = 16, M = 17, singular systems
-    ("lsmix_spectrum", "lsmix_spectrum"),  # set 2 with f = 1
-    ("lsmix_echelle", "lsmix_echelle"),  # set 2 with the cascade
+    ("lsmix_degenerate", "lsmix_degenerate"),  # set 3, K = 16, M = 17, singular systems
+    ("lsmix_spectrum", "lsmix_spectrum"),  # set 3 with f = 1: the weighted LS training
+    ("lsmix_echelle", "lsmix_echelle"),  # set 3 with f = 1 and the cascade
+    ("lsmix_echelle_arc", "lsmix_echelle_arc"),  # set 3 with f = 2 and the cascade
     ("lsmix_trex16", "lsmix_trex16"),  # a real frame, 1024 x 16
     ("lsmix_edges", "lsmix_edges"),  # K' = 0, counts halved, a last segment carried whole
     ("lsmix_column", "lsmix_column"),  # W = 1
+    ("v6_lsmix_spectrum", "lsmix_spectrum"),  # set 2 with f = 1
+    ("v6_lsmix_echelle", "lsmix_echelle"),  # set 2 with the cascade
+    ("v6_lsmix_degenerate", "lsmix_degenerate"),  # set 2, K = 16, M = 17
     ("v0_lsmix_degenerate", "lsmix_degenerate"),  # set 1, no BG, counts from 0 (byte 23 = 0)
     ("v2_lsmix_spectrum", "lsmix_spectrum"),  # set 1 with BG
     ("v3_lsmix_degenerate", "lsmix_degenerate"),  # the segments' lengths
@@ -63,7 +68,7 @@ def test_the_cases_cover_what_they_claim():
         _, p = image_chunk((GOLDEN / f"{stream}.aurp").read_bytes())
         seen.add(("set", p[22]))
         seen.update(("flag", b) for b in range(6) if p[23] >> b & 1)
-    assert {("set", 0), ("set", 1), ("set", 2)} <= seen
+    assert {("set", 0), ("set", 1), ("set", 2), ("set", 3)} <= seen
     assert {("flag", b) for b in range(6) if b != 4} <= seen  # the wide support: lsmix_trex96, too slow here
 
 

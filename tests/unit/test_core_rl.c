@@ -1,7 +1,8 @@
-/* RL, predictor set 2's row members (core/lsmix_rl.h): on bright pixels a
- * member follows the relation of the last pixels along the row, on faint
- * ones it falls back to BG's column level; curved orders pick set 2, and a
- * set 2 stream without BG is refused. */
+/* RL, the row members of predictor sets 2 and 3 (core/lsmix_rl.h): on
+ * bright pixels a member follows the relation of the last pixels along the
+ * row, on faint ones it falls back to BG's column level; curved orders pick
+ * the row-member set the encoder writes (LSX_WRITE_SET), and such a stream
+ * without BG is refused. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -76,20 +77,20 @@ static uint8_t *stream_of(sim_kind kind, uint32_t w, uint32_t h, uint8_t **be, s
     return s;
 }
 
-Test(core_rl, curved_orders_pick_set_2_and_the_stream_round_trips)
+Test(core_rl, curved_orders_pick_the_row_member_set_and_the_stream_round_trips)
 {
     enum { W = 512, H = 256 };
     uint8_t *be, *back = malloc(2 * W * H);
     size_t len;
     aurp_error err = {{0}};
     uint8_t *s = stream_of(SIM_KIND_ECHELLE, W, H, &be, &len);
-    cr_assert_eq(s[22], 2, "an echelle frame: predictor set %d", s[22]);
+    cr_assert_eq(s[22], LSX_WRITE_SET, "an echelle frame: predictor set %d", s[22]);
     cr_assert_eq(aurp_image_decode(s, len, W, H, 2, back, &err), AURP_OK, "%s", err.msg);
-    cr_assert(memcmp(back, be, 2 * W * H) == 0, "set 2 stream decodes to other pixels");
-    /* RL reads BG's levels: a set 2 stream without the BG flag is refused */
+    cr_assert(memcmp(back, be, 2 * W * H) == 0, "set %d stream decodes to other pixels", s[22]);
+    /* RL reads BG's levels: a row-member stream without the BG flag is refused */
     s[23] &= (uint8_t)~2u;
     cr_assert_eq(aurp_image_decode(s, len, W, H, 1, back, &err), AURP_ERR_CORRUPT);
-    cr_assert(strstr(err.msg, "set 2 without BG"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "without BG"), "%s", err.msg);
     free(s);
     free(be);
     /* a frame without curved structure keeps set 0 */
