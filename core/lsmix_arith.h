@@ -34,6 +34,19 @@
 #define LSX_PREV 3            /* pixels of the row above: n-1, n, n+1 */
 #define LSX_EXTRA 3           /* column means A and B, the constant */
 
+/* The weight of a training equation whose target is x, in a row whose row
+ * above's least pixel is lo (set 3's LS with forgetting 2^-1, research
+ * round 23): 2^8 R / (R + max(0, x - lo)), R = 128 ADU^2 (about the read
+ * noise's variance plus a margin), at least 1: the inverse of the noise
+ * variance of a Poisson pixel over a bias near lo, in units of 2^-8 of the
+ * darkest pixel's.  A weighted product w z_r z_s stays below 2^50. */
+#define LSX_LSW_R 128
+static inline AURP_HD uint32_t lsx_ls_weight(uint16_t x, uint16_t lo)
+{
+    const uint32_t ex = x > lo ? (uint32_t)(x - lo) : 0, w = ((uint32_t)LSX_LSW_R << 8) / (LSX_LSW_R + ex);
+    return w < 1 ? 1 : w;
+}
+
 /* Regressor j of pixel (i, n) of the LS predictor with K spectral lags, in
  * the order of the format: j < K: x[i][n-1-j]; K .. K+2: x[i-1][n-1 .. n+1];
  * K+3, K+4: the column means A and B before row i; K+5: the constant; and

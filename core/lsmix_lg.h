@@ -79,13 +79,19 @@ static inline AURP_HD void lsx_lg_reset(lsx_lg *g)
     for (int i = 0; i < 5; i++) g->q[i] = 0;
 }
 
+/* S1 of pixel n: the row above (up) minus C, smoothed 1-2-1. */
+static inline AURP_HD double lsx_lg_ref(const uint16_t *up, const int32_t *c, uint32_t W, uint32_t n)
+{
+    return (lsx_lg_px(up, c, (int64_t)n - 1, W) + 2.0 * lsx_lg_px(up, c, n, W) + lsx_lg_px(up, c, (int64_t)n + 1, W)) *
+           0.25;
+}
+
 /* The prediction of x[m][n], m >= 1 (n = 0 resets the sums first); up: row
  * m-1; c: BG's column levels C before row m (Q4).  Sets g->ref. */
 static inline AURP_HD double lsx_lg_predict(lsx_lg *g, const uint16_t *up, const int32_t *c, uint32_t W, uint32_t n)
 {
     if (n == 0) lsx_lg_reset(g);
-    const double s1 = (lsx_lg_px(up, c, (int64_t)n - 1, W) + 2.0 * lsx_lg_px(up, c, n, W) +
-                       lsx_lg_px(up, c, (int64_t)n + 1, W)) * 0.25;
+    const double s1 = lsx_lg_ref(up, c, W, n);
     g->ref = s1;
     if (n < 2) return (double)up[n];
     const double *q = g->q;
@@ -97,23 +103,46 @@ static inline AURP_HD double lsx_lg_predict(lsx_lg *g, const uint16_t *up, const
     return c[n] * 0.0625 + s1 * lsx_exp_basic(a);
 }
 
-/* After x[m][n] (m, n >= 1) is known: every sum decays and takes the pixel
- * (c_n = C[n], s_n = S[n] in Q8); then the origin of d moves one pixel
- * right (d -> d - 1). */
-static inline AURP_HD void lsx_lg_add(lsx_lg *g, uint16_t x, int32_t c_n, int32_t s_n)
+/* The terms pixel x (y = x - C[n]) adds to LG's sums, from c_n = C[n]
+ * and s_n = S[n] (Q8) and S1 of its prediction (g->ref): *w and *wr = w r
+ * where it trains (then w > 0), else 0 and 0.  They do not depend on the
+ * sums: the GPU makes a row's terms in parallel and runs only
+ * lsx_lg_step along the row. */
+static inline AURP_HD void lsx_lg_terms(uint16_t x, int32_t c_n, int32_t s_n, double ref, double *w, double *wr)
 {
     const double y = (double)x - c_n * 0.0625;
+    const double lo = LSX_LG_MIN * ((double)s_n * (1.0 / 172.5)) + 1.0;
+    *w = 0.0, *wr = 0.0;
+    if (y > lo && ref > lo) {
+        const double r = lsx_ln_basic(y / ref);
+        *w = 1.0 / (1.0 / y + 0.375 / ref);
+        *wr = *w * r;
+    }
+}
+
+/* The sums after a pixel with terms w, wr (lsx_lg_terms): every sum
+ * decays and takes the pixel where it trains; then the origin of d moves
+ * one pixel right (d -> d - 1). */
+static inline AURP_HD void lsx_lg_step(lsx_lg *g, double w, double wr)
+{
     double *q = g->q;
     for (int k = 0; k < 5; k++) q[k] = q[k] * LSX_LG_LAM;
-    const double lo = LSX_LG_MIN * ((double)s_n * (1.0 / 172.5)) + 1.0;
-    if (y > lo && g->ref > lo) {
-        const double r = lsx_ln_basic(y / g->ref), w = 1.0 / (1.0 / y + 0.375 / g->ref);
+    if (w > 0) {
         q[0] = q[0] + w;
-        q[3] = q[3] + w * r;
+        q[3] = q[3] + wr;
     }
     q[2] = q[2] - 2.0 * q[1] + q[0];
     q[1] = q[1] - q[0];
     q[4] = q[4] - q[3];
+}
+
+/* After x[m][n] (m, n >= 1) is known: LG's sums take it (c_n = C[n], s_n =
+ * S[n] in Q8). */
+static inline AURP_HD void lsx_lg_add(lsx_lg *g, uint16_t x, int32_t c_n, int32_t s_n)
+{
+    double w, wr;
+    lsx_lg_terms(x, c_n, s_n, g->ref, &w, &wr);
+    lsx_lg_step(g, w, wr);
 }
 
 #endif

@@ -257,20 +257,6 @@ static inline __attribute__((always_inline)) void add_outer_product_13(const uin
 #undef CHUNK
 }
 
-/* The weight of a training equation whose target is x, in a row whose row
- * above's least pixel is lo (set 3's LS with forgetting 2^-1, research
- * round 23): 2^8 R / (R + max(0, x - lo)), R = 128 ADU^2 (about the read
- * noise's variance plus a margin), at least 1: the inverse of the noise
- * variance of a Poisson pixel over a bias near lo, in units of 2^-8 of the
- * darkest pixel's.  A weighted product stays below 2^50, exact in the
- * doubles of add_outer_product_13. */
-#define LSX_LSW_R 128
-static inline uint64_t lsx_ls_weight(uint16_t x, uint16_t lo)
-{
-    const uint32_t ex = x > lo ? (uint32_t)(x - lo) : 0, w = ((uint32_t)LSX_LSW_R << 8) / (LSX_LSW_R + ex);
-    return w < 1 ? 1 : w;
-}
-
 /* Adds row i = m-1 to G: G <- G - round(G / 2^f) + (window sum of z z^T).
  * The window sums are differences of a prefix over the columns of the
  * outer products (mod 2^64; every window difference is a true sum <
@@ -313,7 +299,7 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
             raw_regressors_13(cur, prev, cm_a, cm_b, W, q, raw);
             if (weighted) /* every entry (no shared columns) */
                 add_outer_product_13(raw, pre + (size_t)((t - 1) % ring) * ps, ph, 12,
-                                     (double)lsx_ls_weight(cur[q], lo));
+                                     (double)lsx_ls_weight(cur[q], lo)); /* (lsmix_arith.h) */
             else
                 add_outer_product_13(raw, pre + (size_t)((t - 1) % ring) * ps, ph,
                                      q < b->new_lo + R || q + R >= b->new_hi ? 12 : 6, 1.0);

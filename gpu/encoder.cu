@@ -37,7 +37,8 @@ struct gpu_device {
     uint16_t *x;       /* u = bits ^ 0x8000 */
     uint64_t *lag;     /* [N+1][H][span] lag sums of this band */
     int32_t *e_band;   /* g > 0: residuals of the band, [H][c1-c0] */
-    int32_t *lsx_cm;   /* g > 0, lsmix: column means A then B, [2][H][W] (made on first use) */
+    int32_t *lsx_cm;   /* g > 0, lsmix: column means A then B, [2][H][W], then [H] the weighted LS's row
+                        * minima (made on first use) */
     double *lsx_band;  /* g > 0, lsmix: the band's LS of both trainings, [2][H][c1-c0] */
     size_t lsx_px;     /* pixels lsx_cm and lsx_band are made for */
     size_t lag_cap;    /* elements */
@@ -321,7 +322,8 @@ static cudaError_t lsx_other_bands(void *arg, double *const *ls, int nls, cudaSt
             cudaFree(d->lsx_cm);
             cudaFree(d->lsx_band);
             d->lsx_cm = NULL, d->lsx_band = NULL, d->lsx_px = 0;
-            if ((rc = cudaMalloc((void **)&d->lsx_cm, 8 * g->max_px)) != cudaSuccess) break;
+            /* the column means, then the weighted training's row minima (a word a row) */
+            if ((rc = cudaMalloc((void **)&d->lsx_cm, 10 * g->max_px)) != cudaSuccess) break;
             if ((rc = cudaMalloc((void **)&d->lsx_band, 16 * g->max_px)) != cudaSuccess) break;
             d->lsx_px = g->max_px;
         }
@@ -331,7 +333,7 @@ static cudaError_t lsx_other_bands(void *arg, double *const *ls, int nls, cudaSt
         if (rc == cudaSuccess) rc = lsx_gpu_column_means(d->x, W, H, d->lsx_cm, d->lsx_cm + px, d->stream);
         if (rc == cudaSuccess)
             rc = lsx_gpu_ls_predict(d->x, d->lsx_cm, d->lsx_cm + px, W, H, c0, c1, sp->par, nls, band, bw, c0,
-                                    d->stream);
+                                    (uint16_t *)(d->lsx_cm + 2 * g->max_px), d->stream);
         for (int l = 0; l < nls && rc == cudaSuccess; l++) {
             cudaMemcpy3DPeerParms cp;
             memset(&cp, 0, sizeof cp);
@@ -370,8 +372,8 @@ static aurp_status encode_lsmix(aurp_gpu *g, uint32_t W, uint32_t H, const aurp_
     const int nband = lsx_split_devices(g, W);
     uint32_t c0, c1;
     band_of(W, 0, nband, &c0, &c1);
-    lsx_split sp = {g, W, H, nband, {{p->order, p->equations, LSX_FORGET, LSX_RIDGE},
-                                     {p->order, p->equations, LSX_ROW_FORGET, LSX_RIDGE}}};
+    lsx_split sp = {g, W, H, nband, {{p->order, p->equations, LSX_FORGET, LSX_RIDGE, 0},
+                                     {p->order, p->equations, LSX_ROW_FORGET, LSX_RIDGE, LSX_WRITE_SET == 3}}};
     aurp_status st = lsx_gpu_encode(&g->lsx, g->label, d->stream, g->profile ? g->ev : NULL, d->x, W, H,
                                     p->order, p->equations, c1, nband > 1 ? lsx_other_bands : NULL, &sp, out,
                                     cap, out_len, err);

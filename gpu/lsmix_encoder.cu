@@ -4,9 +4,10 @@
  * pipelines, each with up to four context candidates, and keeps the
  * smallest stream in a fixed order of comparisons:
  *   pipeline 0  predictor set 0 on the LS of forgetting 2, every candidate;
- *   pipeline 1  set 2 on the same LS, the candidate that won pipeline 0;
- *   pipeline 2  set 2 on the LS of forgetting 1, every candidate, only if
- *               pipeline 1 won.
+ *   pipeline 1  set LSX_WRITE_SET (2 or 3) on the same LS, the candidate
+ *               that won pipeline 0;
+ *   pipeline 2  that set on the LS of forgetting 1 (weighted in set 3),
+ *               every candidate, only if pipeline 1 won.
  * The C encoder judges a candidate by its size estimate (model_pass: the
  * bits of its tokens under its adaptive tables, exact integers).  The GPU
  * runs the pipelines at once (a stream each: pipeline 2 and its LS only
@@ -26,6 +27,9 @@
 #include "lsmix_kernels.h"
 
 #define NPIPE 3
+/* the row-member set of pipelines 1 and 2, the C encoder's */
+#define ROW_SET LSX_WRITE_SET
+static_assert(ROW_SET == 2 || ROW_SET == 3, "the GPU encoder writes set 2 or set 3");
 #define NKIND LSX_NCAND /* the C encoder's context candidates (lsx_candidate_tried) */
 #define KIND_DP LSX_CAND_DP
 
@@ -46,7 +50,10 @@ struct lsx_gpu_state {
     int32_t *bg_c, *bg_s; /* BG column levels and scales before each row */
     int64_t *bg_w;
     double *bg;
-    double *rl[2]; /* set 2's RL members */
+    double *rl[2]; /* sets 2 and 3: the RL members */
+    double *lg;    /* set 3: LG */
+    int32_t *br_l, *br_s, *br_o; /* set 3: BR's column levels and scales before each row, row offsets */
+    uint16_t *rowmin; /* set 3's weighted LS training: each row's least pixel */
     uint32_t *thr_hist; /* [NPIPE][LSX_THR_CELLS] the DP candidate's histograms */
     void *dp_scratch;
     int *dp_ok;         /* [NPIPE + 1] the DP candidate exists (the last: the cascade's) */
@@ -91,6 +98,10 @@ struct lsx_gpu_state {
         cudaStream_t side[2];
         cudaEvent_t fork, join, pipes_fork, pipe_done[2];
         cudaEvent_t bg_columns, join_rl; /* BG's column pass done; RL done (side[1]) */
+        /* set 3: BR's row pass on set3[0], LG (after the LS stage:
+         * ls_done) on set3[1]; join_set3[i]: stream i's done */
+        cudaStream_t set3[2];
+        cudaEvent_t ls_done, join_set3[2];
         cudaEvent_t dp_done;             /* the DP's contexts made (a trial of the DP kind takes them) */
         cudaEvent_t cas_fit;             /* the trial's R, median and device weights on the host */
     } sync;
@@ -113,7 +124,8 @@ static void free_buffers(lsx_gpu_state *s)
                    s->act[0], s->act[1], s->act[2], s->itok[0], s->itok[1], s->itok[2], s->itok_hist,
                    s->info,   s->pxhist, s->pipes,  s->cands,   s->cand_pipe, s->ctx,   s->slots,
                    s->body,   s->hist,   s->table,  s->seg_len, s->bg_c,    s->bg_s,      s->bg_w, s->bg,
-                   s->rl[0],  s->rl[1],  s->thr_hist, s->dp_scratch, s->dp_ok, s->cas_res, s->cas_act,
+                   s->rl[0],  s->rl[1],  s->lg,     s->br_l,   s->br_s,  s->br_o,     s->rowmin,
+                   s->thr_hist, s->dp_scratch, s->dp_ok, s->cas_res, s->cas_act,
                    s->cas_itok, s->cas_classes, s->cas_itok_hist, s->cas_ec, s->cas_w, s->cas_R, s->cas_Rd, s->cas_md,
                    s->cas_dm, s->cas_dn, s->cas_pair, s->cas_lag, s->cas_ok, s->bits};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
@@ -143,6 +155,11 @@ void lsx_gpu_free(lsx_gpu_state *s)
     if (s->sync.join) cudaEventDestroy(s->sync.join);
     if (s->sync.bg_columns) cudaEventDestroy(s->sync.bg_columns);
     if (s->sync.join_rl) cudaEventDestroy(s->sync.join_rl);
+    for (int i = 0; i < 2; i++) {
+        if (s->sync.set3[i]) cudaStreamDestroy(s->sync.set3[i]);
+        if (s->sync.join_set3[i]) cudaEventDestroy(s->sync.join_set3[i]);
+    }
+    if (s->sync.ls_done) cudaEventDestroy(s->sync.ls_done);
     if (s->sync.pipes_fork) cudaEventDestroy(s->sync.pipes_fork);
     if (s->sync.dp_done) cudaEventDestroy(s->sync.dp_done);
     if (s->sync.cas_fit) cudaEventDestroy(s->sync.cas_fit);
@@ -187,6 +204,13 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->bg, 8 * px);
     ALLOC(s->rl[0], 8 * px);
     ALLOC(s->rl[1], 8 * px);
+    if (ROW_SET == 3) {
+        ALLOC(s->lg, 8 * px);
+        ALLOC(s->br_l, 4 * px);
+        ALLOC(s->br_s, 4 * px);
+        ALLOC(s->br_o, 4 * px);
+        ALLOC(s->rowmin, 2 * px); /* (a word a row: H <= px) */
+    }
     ALLOC(s->thr_hist, sizeof(uint32_t) * NPIPE * LSX_THR_CELLS);
     ALLOC(s->dp_scratch, lsx_gpu_dp_scratch_bytes(NPIPE));
     ALLOC(s->dp_ok, sizeof(int) * (NPIPE + 1));
@@ -240,6 +264,14 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     if (rc == cudaSuccess && !s->sync.bg_columns)
         rc = cudaEventCreateWithFlags(&s->sync.bg_columns, cudaEventDisableTiming);
     if (rc == cudaSuccess && !s->sync.join_rl) rc = cudaEventCreateWithFlags(&s->sync.join_rl, cudaEventDisableTiming);
+    for (int i = 0; i < 2 && ROW_SET == 3; i++) {
+        if (rc == cudaSuccess && !s->sync.set3[i])
+            rc = cudaStreamCreateWithFlags(&s->sync.set3[i], cudaStreamNonBlocking);
+        if (rc == cudaSuccess && !s->sync.join_set3[i])
+            rc = cudaEventCreateWithFlags(&s->sync.join_set3[i], cudaEventDisableTiming);
+    }
+    if (ROW_SET == 3 && rc == cudaSuccess && !s->sync.ls_done)
+        rc = cudaEventCreateWithFlags(&s->sync.ls_done, cudaEventDisableTiming);
     if (rc == cudaSuccess && !s->sync.pipes_fork)
         rc = cudaEventCreateWithFlags(&s->sync.pipes_fork, cudaEventDisableTiming);
     if (rc == cudaSuccess && !s->sync.dp_done) rc = cudaEventCreateWithFlags(&s->sync.dp_done, cudaEventDisableTiming);
@@ -348,7 +380,7 @@ static cudaError_t trial_launch(lsx_gpu_state *s, const uint16_t *x, uint32_t W,
     lsx_gpu_cand *hk = (lsx_gpu_cand *)(s->h_stage + sizeof(lsx_gpu_pipe) * (NPIPE + 1)) + max_cand;
     if (vc) memcpy(s->h_cas + H_CAS_W, vc->cas_w, 2 * LSX_CAS_NL_MAX);
     lsx_gpu_pipe *pc = &hp[NPIPE];
-    *pc = (lsx_gpu_pipe){pipe > 0 ? 2 : 0, NULL, NULL, s->cas_res, s->emin[pipe], s->cas_act, s->cas_itok,
+    *pc = (lsx_gpu_pipe){pipe > 0 ? ROW_SET : 0, NULL, NULL, s->cas_res, s->emin[pipe], s->cas_act, s->cas_itok,
                          s->cas_itok_hist, s->cas_classes};
     /* the winner's context candidate on these residuals (try_candidates
      * with only its bit) */
@@ -438,7 +470,7 @@ static cudaError_t pipe_residuals(lsx_gpu_state *s, const uint16_t *x, uint32_t 
 {
     const int l = i == 2;
     lsx_gpu_planes pl = {W,        H,        x,        s->cma, s->cmb, s->ls[l], s->af, s->rv, s->al[l],
-                         LSX_BG ? s->bg : NULL, {s->rl[0], s->rl[1]}};
+                         LSX_BG ? s->bg : NULL, {s->rl[0], s->rl[1]}, s->lg, s->br_l, s->br_o};
     const lsx_gpu_pipe *hp = (const lsx_gpu_pipe *)s->h_stage;
     return lsx_gpu_residuals(&pl, &hp[i], ioff, s->thr_hist + i * LSX_THR_CELLS, on);
 }
@@ -458,9 +490,9 @@ static void pipe_estimates(const lsx_gpu_state *s, choice_in *in, int i, int nk,
 }
 
 /* Pipeline 2 after the fact, where the last frame's choice left it out
- * and this one's asks for it: the LS of forgetting 1, the row fits again
- * (their AL of that LS), the pipeline, its DP and models, and its part of
- * the choice.  The trial on the side stream is let finish first: a rare
+ * and this one's asks for it: the LS of forgetting 1, in set 2 the row
+ * fits again (their AL of that LS; set 3 has no AL), the pipeline, its DP
+ * and models, and its part of the choice.  The trial on the side stream is let finish first: a rare
  * path (the choice of set changed between frames), kept apart from the
  * trial's work on this frame's planes without a case analysis. */
 static cudaError_t run_pipe2(lsx_gpu_state *s, const uint16_t *x, uint32_t W, uint32_t H, const lsx_params *par,
@@ -472,8 +504,9 @@ static cudaError_t run_pipe2(lsx_gpu_state *s, const uint16_t *x, uint32_t W, ui
     cudaError_t rc = cudaStreamSynchronize(side);
     /* every column here, also those a column split's bands would have
      * solved: they solved forgetting 2's training alone */
-    if (rc == cudaSuccess) rc = lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, W, par + 1, 1, s->ls + 1, W, 0, st);
     if (rc == cudaSuccess)
+        rc = lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, W, par + 1, 1, s->ls + 1, W, 0, s->rowmin, st);
+    if (rc == cudaSuccess && ROW_SET == 2)
         rc = lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[1], W, H, s->af, s->rv, s->al[0], s->al[1], st);
     if (rc == cudaSuccess) rc = pipe_residuals(s, x, W, H, 2, ioff, st);
     if (rc == cudaSuccess)
@@ -519,7 +552,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(reserve(s, px));
     const uint32_t nint = nint_of(px), nseg = nseg_of(px);
     const int nk = px < ((uint64_t)1 << 16) ? 4 : 3;
-    const lsx_params par[2] = {{K, M, LSX_FORGET, LSX_RIDGE}, {K, M, LSX_ROW_FORGET, LSX_RIDGE}};
+    const lsx_params par[2] = {{K, M, LSX_FORGET, LSX_RIDGE, 0}, {K, M, LSX_ROW_FORGET, LSX_RIDGE, ROW_SET == 3}};
 
     /* the pipelines and candidates: they depend only on the buffers and on
      * nk, so they go to the device once per handle and frame size class */
@@ -538,7 +571,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     MARK(1);
     if (s->staged_nk != nk) {
         for (int i = 0; i < NPIPE; i++) {
-            hp[i] = (lsx_gpu_pipe){i > 0 ? 2 : 0,     i > 0 ? NULL : s->err, s->colerr,
+            hp[i] = (lsx_gpu_pipe){i > 0 ? ROW_SET : 0, i > 0 ? NULL : s->err, s->colerr,
                                    s->res[i],        s->emin[i],            s->act[i],
                                    s->itok[i],       s->itok_hist + (size_t)i * CTX_TOKENS,
                                    s->info + 8 * i};
@@ -570,23 +603,43 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     CK(cudaEventRecord(s->sync.fork, st));
     CK(cudaStreamWaitEvent(side, s->sync.fork, 0));
     CK(cudaStreamWaitEvent(side_rl, s->sync.fork, 0));
-    CK(lsx_gpu_bg_columns(x, W, H, s->bg_c, s->bg_s, s->bg_w, side));
+    /* (and set 3's BR column pass, in the same blocks) */
+    CK(lsx_gpu_bg_columns(x, W, H, s->bg_c, s->bg_s, s->bg_w, s->br_l, s->br_s, side));
     CK(cudaEventRecord(s->sync.bg_columns, side));
     CK(lsx_gpu_pixel_histogram(x, px, s->pxhist, side_rl));
     CK(cudaStreamWaitEvent(side_rl, s->sync.bg_columns, 0));
     CK(lsx_gpu_bg_rows(x, W, H, s->bg_c, s->bg_s, s->bg_w, s->bg, side));
     CK(cudaEventRecord(s->sync.join, side));
+    if (ROW_SET == 3) { /* BR's row pass: beside the LS stage like BG's, on a stream of its own */
+        CK(cudaStreamWaitEvent(s->sync.set3[0], s->sync.bg_columns, 0));
+        CK(lsx_gpu_br_rows(x, W, H, s->br_l, s->br_s, s->br_o, s->sync.set3[0]));
+        CK(cudaEventRecord(s->sync.join_set3[0], s->sync.set3[0]));
+    }
     CK(lsx_gpu_rl(x, W, H, s->bg_c, s->bg_s, s->rl[0], s->rl[1], side_rl));
     CK(lsx_gpu_ioff(s->pxhist, px, ioff, side_rl));
     CK(cudaEventRecord(s->sync.join_rl, side_rl));
     CK(lsx_gpu_column_means(x, W, H, s->cma, s->cmb, st));
-    CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par, nls, s->ls, W, 0, st));
+    CK(lsx_gpu_ls_predict(x, s->cma, s->cmb, W, H, 0, ls_c1, par, nls, s->ls, W, 0, s->rowmin, st));
     if (bands) CK(bands(bands_ctx, s->ls, nls, st));
     MARK(2);
-    CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[nls - 1], W, H, s->af, s->rv, s->al[0],
+    if (ROW_SET == 3) {
+        /* LG (on BG's column levels) beside the row fits: its warps (a
+         * row each, FP64 work) wait for the LS stage (on the few SMs the
+         * LS blocks leave it would take most of a millisecond), then fill
+         * the SMs that the row fits leave (without AL, two groups of
+         * blocks, not four); on a stream of its own, so that it does not
+         * wait for BR's row pass either */
+        CK(cudaEventRecord(s->sync.ls_done, st));
+        CK(cudaStreamWaitEvent(s->sync.set3[1], s->sync.ls_done, 0));
+        CK(cudaStreamWaitEvent(s->sync.set3[1], s->sync.bg_columns, 0));
+        CK(lsx_gpu_lg(x, W, H, s->bg_c, s->bg_s, s->lg, s->sync.set3[1]));
+        CK(cudaEventRecord(s->sync.join_set3[1], s->sync.set3[1]));
+    }
+    CK(lsx_gpu_row_fits(x, s->cmb, s->ls[0], s->ls[nls - 1], W, H, s->af, s->rv, ROW_SET == 2 ? s->al[0] : NULL,
                         s->al[1], st));
     CK(cudaStreamWaitEvent(st, s->sync.join, 0));
     CK(cudaStreamWaitEvent(st, s->sync.join_rl, 0));
+    for (int i = 0; i < 2 && ROW_SET == 3; i++) CK(cudaStreamWaitEvent(st, s->sync.join_set3[i], 0));
     MARK(3);
     /* The cascade trial models the winner of every candidate below again
      * (try_cascade), which only their estimates name.  Consecutive frames
@@ -727,7 +780,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
         v.nib = kind_classes[kind] == 1 ? pipe_classes[0] : 1;
         if (v.nib > 1) memcpy(v.ibnd, pipe_classes + 1, (size_t)v.nib - 1);
     }
-    v.set = pipe > 0 ? 2 : 0;
+    v.set = pipe > 0 ? ROW_SET : 0;
     v.prior = LSX_PRIOR;
     v.bg = LSX_BG;
     v.ioff = (uint16_t)(s->h_info[NPIPE * 8] | s->h_info[NPIPE * 8 + 1] << 8);

@@ -176,6 +176,9 @@ struct ls_args {
     int K, D, Z, NE, R, ridge, rows;
     int nls;           /* trainings (forgetting shifts) sharing the window sums: 1 or 2 */
     int f[2];
+    int wt[2];         /* training l weighted (lsx_params.weighted: set 3's forgetting 2^-1) */
+    int wany;          /* wt[0] or wt[1]: the weights are staged */
+    const uint16_t *rowmin; /* where wany: the least pixel of each row (rowmin_kernel) */
     double *out[2];
     size_t pitch;
     uint32_t col0;
@@ -188,6 +191,31 @@ __device__ __forceinline__ uint32_t regressor(const ls_args &a, int K, uint32_t 
     const uint16_t *row = a.x + (size_t)i * a.W;
     return lsx_regressor(row, i > 0 ? row - a.W : NULL, a.cma + (size_t)i * a.W, a.cmb + (size_t)i * a.W, a.W,
                          K, n, j);
+}
+
+/* The weight of the training equation of (i, n) whose target is x, in a
+ * frame whose row i - 1 has the least pixel lo (0 in row 0), is
+ * lsx_ls_weight (core/lsmix_arith.h).  Times a regressor (< 2^20) it still
+ * fits 32 bits, and w z_r z_s is the CPU's integer whichever factor takes
+ * w. */
+
+/* The least pixel of each row, a block per row (the weighted training's
+ * lo reads row i - 1 over the whole width, beyond any block's window). */
+#define RM_THREADS 256
+__global__ void __launch_bounds__(RM_THREADS) rowmin_kernel(const uint16_t *__restrict__ x, uint32_t W,
+                                                            uint16_t *__restrict__ rowmin)
+{
+    __shared__ uint32_t wmin[RM_THREADS / 32];
+    const uint16_t *row = x + (size_t)blockIdx.x * W;
+    uint32_t v = 65535u;
+    for (uint32_t n = threadIdx.x; n < W; n += RM_THREADS) v = min(v, (uint32_t)row[n]);
+    v = __reduce_min_sync(0xffffffffu, v);
+    if ((threadIdx.x & 31) == 0) wmin[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int k = 1; k < RM_THREADS / 32; k++) v = min(v, wmin[k]);
+        rowmin[blockIdx.x] = (uint16_t)v;
+    }
 }
 
 /* aurp_solve_ldl (core/predict.c) on the ridge system of one column's
@@ -261,18 +289,24 @@ __device__ __forceinline__ int ldl_solve(int k, int Z, const uint64_t *g, int ri
  * were staged cut to the image, ran a (column, entry) a thread, 2.25 times
  * the products: their SMs took 1.26 M cycles while the others took 0.79 to
  * 0.86 M (ncu, H100), and the kernel lasts its slowest block.) */
-template <int RC>
-__device__ __forceinline__ void ls_train_slide(const uint32_t *zs, int Z, int NE, int nr, const uint8_t *er,
-                                               const uint8_t *es, uint64_t *gst, uint64_t *gs, size_t plane,
-                                               int nls, int f0, int f1)
+/* WT: the weighted trainings (bit l: training l), whose window sums are
+ * those of w z_r z_s, w the equation's weight staged in ws ([rows][NZ]);
+ * where both kinds run (pipelines 0-1's unweighted and pipeline 2's
+ * weighted training) a second prefix of the weighted products. */
+template <int RC, int NLS, int WT>
+__device__ __forceinline__ void ls_train_slide(const uint32_t *zs, const uint32_t *ws, int Z, int NE, int nr,
+                                               const uint8_t *er, const uint8_t *es, uint64_t *gst, uint64_t *gs,
+                                               size_t plane, int f0, int f1)
 {
+    constexpr int nls = NLS;
+    constexpr bool any_w = (WT & ((1 << NLS) - 1)) != 0, any_u = (~WT & ((1 << NLS) - 1)) != 0;
     static_assert(LS_TC % LS_CPG == 0, "whole groups of columns");
     constexpr int NQ = LS_CPG + 2 * RC, NZ = LS_TC + 2 * RC; /* staged columns a thread reads, and a row's */
     static_assert(NQ % 4 == 0 && NZ % 4 == 0 && LS_CPG % 4 == 0, "whole 16-byte words");
     const int zrow = NZ * Z;
     for (int t = threadIdx.x; t < LS_TC / LS_CPG * NE; t += LS_THREADS) {
         const int c0 = t / NE * LS_CPG, e = t % NE;
-        const uint32_t *zr = zs + er[e] * NZ + c0, *zsb = zs + es[e] * NZ + c0;
+        const uint32_t *zr = zs + er[e] * NZ + c0, *zsb = zs + es[e] * NZ + c0, *wr = ws + c0;
         uint64_t g[2][LS_CPG];
 #pragma unroll
         for (int c = 0; c < LS_CPG; c++) {
@@ -284,24 +318,33 @@ __device__ __forceinline__ void ls_train_slide(const uint32_t *zs, int Z, int NE
          * forgetting steps chain (two trainings: the LS kernel 595 -> 568
          * us on the echelle frame; one: the same) */
 #pragma unroll 2
-        for (int ii = 0; ii < nr; ii++, zr += zrow, zsb += zrow, out += LS_TC * NE) {
-            uint32_t vr[NQ], vs[NQ]; /* regressors r and s of staged columns c0 .. c0 + NQ - 1 */
+        for (int ii = 0; ii < nr; ii++, zr += zrow, zsb += zrow, wr += NZ, out += LS_TC * NE) {
+            uint32_t vr[NQ], vs[NQ], vw[any_w ? NQ : 1]; /* regressors r and s of staged columns c0 .. c0 + NQ - 1 */
 #pragma unroll
             for (int q = 0; q < NQ; q += 4) {
                 const uint4 u = *(const uint4 *)(zr + q), w = *(const uint4 *)(zsb + q);
                 vr[q] = u.x, vr[q + 1] = u.y, vr[q + 2] = u.z, vr[q + 3] = u.w;
                 vs[q] = w.x, vs[q + 1] = w.y, vs[q + 2] = w.z, vs[q + 3] = w.w;
+                if constexpr (any_w) {
+                    const uint4 k = *(const uint4 *)(wr + q);
+                    vw[q] = k.x, vw[q + 1] = k.y, vw[q + 2] = k.z, vw[q + 3] = k.w;
+                }
             }
-            uint64_t pre[NQ + 1]; /* pre[q]: the products of staged columns c0 .. c0 + q - 1 */
-            pre[0] = 0;
+            /* pre[q], prw[q]: the products (weighted) of staged columns c0 .. c0 + q - 1 */
+            uint64_t pre[any_u ? NQ + 1 : 1], prw[any_w ? NQ + 1 : 1];
+            pre[0] = 0, prw[0] = 0;
 #pragma unroll
-            for (int q = 0; q < NQ; q++) pre[q + 1] = pre[q] + (uint64_t)vr[q] * vs[q];
+            for (int q = 0; q < NQ; q++) {
+                if constexpr (any_u) pre[q + 1] = pre[q] + (uint64_t)vr[q] * vs[q];
+                if constexpr (any_w) prw[q + 1] = prw[q] + (uint64_t)(vr[q] * vw[q]) * vs[q];
+            }
 #pragma unroll
             for (int c = 0; c < LS_CPG; c++) {
-                const uint64_t sum = pre[c + 2 * RC + 1] - pre[c];
 #pragma unroll
-                for (int l = 0; l < 2; l++) {
-                    if (l >= nls) break;
+                for (int l = 0; l < nls; l++) {
+                    const bool wl = (WT >> l) & 1;
+                    const uint64_t sum = wl ? prw[any_w ? c + 2 * RC + 1 : 0] - prw[any_w ? c : 0]
+                                            : pre[any_u ? c + 2 * RC + 1 : 0] - pre[any_u ? c : 0];
                     g[l][c] = lsx_ls_forget(g[l][c], l ? f1 : f0, sum);
                     out[l * plane + c * NE] = g[l][c];
                 }
@@ -387,8 +430,8 @@ __device__ __forceinline__ void ls_stage_raw(const ls_args &a, int K, uint32_t i
  * pixels above, the means, the constant and the target; a position
  * outside the image all 0. */
 template <int ZC, int NZC> /* NZC: nz where it is a constant (else 0): t / nz a multiplication */
-__device__ __forceinline__ void ls_stage_expand(const ls_args &a, int K, int nr, int64_t lo, int nz_,
-                                                const uint32_t *raw, uint32_t *zs)
+__device__ __forceinline__ void ls_stage_expand(const ls_args &a, int K, uint32_t i0, int nr, int64_t lo, int nz_,
+                                                const uint32_t *raw, uint32_t *zs, uint32_t *ws)
 {
     const int nz = NZC ? NZC : nz_;
     static_assert(ZC == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA + 1, "the default order's regressors");
@@ -413,6 +456,10 @@ __device__ __forceinline__ void ls_stage_expand(const ls_args &a, int K, int nr,
         const bool in = n >= 0 && n < (int64_t)a.W;
 #pragma unroll
         for (int j = 0; j < ZC; j++) zs[(ii * ZC + j) * nz + q] = in ? v[j] : 0u;
+        if (a.wany) { /* the equation's weight: its target, and row i - 1's least pixel */
+            const uint32_t i = i0 + (uint32_t)ii;
+            ws[t] = in ? lsx_ls_weight(cur[0], i > 0 ? a.rowmin[i - 1] : 0) : 0u;
+        }
     }
 }
 
@@ -426,7 +473,8 @@ __device__ __forceinline__ void ls_stage_expand(const ls_args &a, int K, int nr,
  * the window's half width where it is a constant (the default M): every
  * block's threads then slide the window along LS_CPG columns
  * (ls_train_slide); else a thread takes one (column, entry). */
-template <int DM, bool UNROLLED, int ZC, int RC, int NLS> /* NLS: a.nls where a constant (else 0) */
+template <int DM, bool UNROLLED, int ZC, int RC, int NLS, int WT> /* NLS: a.nls where a constant (else 0); WT: a.wt
+                                                                  * as a mask where RC is (the sliding training) */
 __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kernel(ls_args a)
 {
     extern __shared__ __align__(16) uint64_t sm[];
@@ -441,8 +489,11 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
     /* [rows + 1][Z][LS_TC + 2R]: a row's regressor j of every staged column
      * adjacent (whole 16-byte words for the training's loads) */
     uint32_t *zs = (uint32_t *)(gs + (size_t)nls * a.rows * LS_TC * NE);
+    /* where a training is weighted, [rows + 1][LS_TC + 2R] the weights of
+     * the staged positions (lsx_ls_weight) */
+    uint32_t *ws = zs + (size_t)(a.rows + 1) * (LS_TC + 2 * a.R) * Z;
     /* the default order's scratch (ls_stage_raw), then [NE] r and [NE] s */
-    uint32_t *raw = zs + (size_t)(a.rows + 1) * (LS_TC + 2 * a.R) * Z;
+    uint32_t *raw = ws + (a.wany ? (size_t)(a.rows + 1) * (LS_TC + 2 * a.R) : 0);
     uint8_t *er = (uint8_t *)(raw + (ZC ? ls_raw_layout_of(a.rows, LS_TC + 2 * a.R, K).words() : 0));
     uint8_t *es = er + NE;
     const size_t plane = (size_t)a.rows * LS_TC * NE;
@@ -478,15 +529,16 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
                 ls_stage_raw<LS_WARPS, LS_RAW_ROWS>(a, K, i0, nr, lo, nz, warp, raw);
                 __syncthreads();
             }
-            if (slide) ls_stage_expand<ZC, LS_TC + 2 * RC>(a, K, nr, lo, nz, raw, zs);
-            else ls_stage_expand<ZC, 0>(a, K, nr, lo, nz, raw, zs);
+            if (slide) ls_stage_expand<ZC, LS_TC + 2 * RC>(a, K, i0, nr, lo, nz, raw, zs, ws);
+            else ls_stage_expand<ZC, 0>(a, K, i0, nr, lo, nz, raw, zs, ws);
         } else {
             for (int t = threadIdx.x; t < (nr + 1) * nz; t += LS_THREADS) {
                 const int ii = t / nz, q = t % nz;
                 const int64_t n = lo + q;
-                for (int j = 0; j < Z; j++)
-                    zs[(ii * Z + j) * nz + q] =
-                        n < 0 || n >= (int64_t)a.W ? 0u : regressor(a, K, i0 + (uint32_t)ii, (uint32_t)n, j);
+                const uint32_t i = i0 + (uint32_t)ii;
+                const bool in = n >= 0 && n < (int64_t)a.W;
+                for (int j = 0; j < Z; j++) zs[(ii * Z + j) * nz + q] = in ? regressor(a, K, i, (uint32_t)n, j) : 0u;
+                if (a.wany) ws[t] = in ? lsx_ls_weight(a.x[(size_t)i * a.W + n], i > 0 ? a.rowmin[i - 1] : 0) : 0u;
             }
         }
         __syncthreads();
@@ -497,7 +549,7 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
         if (slide) {
             const uint32_t i1 = i0 + (uint32_t)a.rows; /* the next chunk */
             if (!ahead || warp < LS_WARPS - 1)
-                ls_train_slide<RC>(zs, Z, NE, nr, er, es, gst, gs, plane, nls, a.f[0], a.f[1]);
+                ls_train_slide<RC, NLS ? NLS : 1, WT>(zs, ws, Z, NE, nr, er, es, gst, gs, plane, a.f[0], a.f[1]);
             else if (i1 + 1 < a.H)
                 ls_stage_raw<1, LS_RAW_ROWS_AHEAD>(a, K, i1, (int)min((uint32_t)a.rows, a.H - 1 - i1), lo, nz, 0,
                                                    raw);
@@ -506,24 +558,32 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
             const int c = t / NE, e = t % NE;
             const uint32_t n = cb0 + (uint32_t)c;
             const int q0 = (int)((int64_t)(n > R ? n - R : 0) - lo), len = (int)((int64_t)min(n + R + 1, a.W) - lo) - q0;
-            const uint32_t *zr = zs + er[e] * nz + q0, *zsb = zs + es[e] * nz + q0;
+            const uint32_t *zr = zs + er[e] * nz + q0, *zsb = zs + es[e] * nz + q0, *wq = ws + q0;
             uint64_t g[2] = {gst[t], nls > 1 ? gst[LS_TC * NE + t] : 0};
             uint64_t *out = gs + t;
 #pragma unroll 2
-            for (int ii = 0; ii < nr; ii++, zr += zrow, zsb += zrow, out += LS_TC * NE) {
-                uint64_t sum = 0;
+            for (int ii = 0; ii < nr; ii++, zr += zrow, zsb += zrow, wq += nz, out += LS_TC * NE) {
+                uint64_t sum = 0, sumw = 0; /* sumw: the weighted products, where a training is weighted */
                 if (len <= LS_WIN_UNROLLED) {
 #pragma unroll
                     for (int q = 0; q < LS_WIN_UNROLLED; q++)
-                        if (q < len) sum += (uint64_t)zr[q] * zsb[q];
+                        if (q < len) {
+                            const uint64_t pr = (uint64_t)zr[q] * zsb[q];
+                            sum += pr;
+                            if (a.wany) sumw += pr * wq[q];
+                        }
                 } else {
-                    for (int q = 0; q < len; q++) sum += (uint64_t)zr[q] * zsb[q];
+                    for (int q = 0; q < len; q++) {
+                        const uint64_t pr = (uint64_t)zr[q] * zsb[q];
+                        sum += pr;
+                        if (a.wany) sumw += pr * wq[q];
+                    }
                 }
 #pragma unroll
                 for (int l = 0; l < 2; l++) {
                     if (l >= nls) break;
                     const int f = l ? a.f[1] : a.f[0];
-                    g[l] = lsx_ls_forget(g[l], f, sum);
+                    g[l] = lsx_ls_forget(g[l], f, a.wt[l] ? sumw : sum);
                     out[l * plane] = g[l];
                 }
             }
@@ -555,23 +615,24 @@ __global__ void __launch_bounds__(LS_THREADS, LSX_GPU_LS_BLOCKS_PER_SM) ls_kerne
 
 static_assert(LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA == 12, "the default order's kernel is ls_kernel<12, true, 13, R, nls>");
 
-template <int DM, bool UNROLLED, int ZC, int RC = 0, int NLS = 0>
+template <int DM, bool UNROLLED, int ZC, int RC = 0, int NLS = 0, int WT = 0>
 static cudaError_t launch_ls(const ls_args &a, size_t smem, cudaStream_t st)
 {
-    cudaError_t rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED, ZC, RC, NLS>,
+    cudaError_t rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED, ZC, RC, NLS, WT>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (rc == cudaSuccess) /* the whole of the SM's shared memory: room for LSX_GPU_LS_BLOCKS_PER_SM blocks */
-        rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED, ZC, RC, NLS>,
+        rc = cudaFuncSetAttribute(ls_kernel<DM, UNROLLED, ZC, RC, NLS, WT>,
                                   cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
     if (rc != cudaSuccess) return rc;
     unsigned blocks = (a.c1 - a.c0 + LS_TC - 1) / LS_TC;
-    ls_kernel<DM, UNROLLED, ZC, RC, NLS><<<blocks, LS_THREADS, smem, st>>>(a);
+    ls_kernel<DM, UNROLLED, ZC, RC, NLS, WT><<<blocks, LS_THREADS, smem, st>>>(a);
     return cudaGetLastError();
 }
 
 cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int32_t *cmb, uint32_t W,
                                uint32_t H, uint32_t c0, uint32_t c1, const lsx_params *p, int nls,
-                               double *const *p_ls, size_t pitch, uint32_t col0, cudaStream_t st)
+                               double *const *p_ls, size_t pitch, uint32_t col0, uint16_t *rowmin,
+                               cudaStream_t st)
 {
     if (H < 2 || c1 <= c0) return cudaSuccess;
     ls_args a;
@@ -579,19 +640,30 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
     a.K = p[0].K, a.D = p[0].K + LSX_PREV + LSX_EXTRA, a.Z = a.D + 1, a.NE = a.Z * (a.Z + 1) / 2;
     a.R = (p[0].M - 1) / 2, a.ridge = p[0].ridge_shift;
     a.nls = nls;
+    a.wany = 0;
     for (int l = 0; l < 2; l++) {
         a.f[l] = p[l < nls ? l : 0].forget_shift;
+        a.wt[l] = l < nls && p[l].weighted;
+        a.wany |= a.wt[l];
         a.out[l] = p_ls[l < nls ? l : 0];
+    }
+    a.rowmin = rowmin;
+    if (a.wany) { /* row i - 1's least pixel for row i's weights (rows to H - 3 are read) */
+        rowmin_kernel<<<H - 1, RM_THREADS, 0, st>>>(x, W, rowmin);
+        const cudaError_t rc = cudaGetLastError();
+        if (rc != cudaSuccess) return rc;
     }
     const size_t zrow = (size_t)(LS_TC + 2 * a.R) * a.Z * 4;
     const size_t per_row = (size_t)nls * LS_TC * a.NE * 8 + zrow;
     /* the running sums, the staged row past the chunk's last, r and s */
     const size_t fixed = (size_t)nls * LS_TC * a.NE * 8 + zrow + 2 * (size_t)a.NE + 16;
+    /* the staged weights, a word per staged position of rows + 1 */
+    const size_t wrow = a.wany ? (size_t)(LS_TC + 2 * a.R) * 4 : 0;
     /* and the default order's scratch (ls_stage_raw): its kernels are
      * ls_kernel<12, true, 13, ...> */
     const bool default_order = a.D == LSX_DEFAULT_K + LSX_PREV + LSX_EXTRA;
     const auto smem_of = [&](size_t rows) {
-        return fixed + per_row * rows +
+        return fixed + (per_row + wrow) * rows + wrow +
                (default_order ? (size_t)ls_raw_layout_of((int)rows, LS_TC + 2 * a.R, a.K).words() * 4 : 0);
     };
     size_t rows = LS_THREADS / (LS_TC * (size_t)nls); /* rows whose solves fill the block once */
@@ -602,9 +674,15 @@ cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int3
     const size_t smem = smem_of(rows);
     /* the default order and M with the trainings' count a constant too:
      * the training's loop then has no test of it a column and a row */
-    if (default_order && a.R == (LSX_DEFAULT_M - 1) / 2)
-        return nls == 1 ? launch_ls<12, true, 13, (LSX_DEFAULT_M - 1) / 2, 1>(a, smem, st)
-                        : launch_ls<12, true, 13, (LSX_DEFAULT_M - 1) / 2, 2>(a, smem, st);
+    constexpr int RD = (LSX_DEFAULT_M - 1) / 2;
+    if (default_order && a.R == RD) {
+        const int wt = a.wt[0] | a.wt[1] << 1;
+        if (nls == 1)
+            return wt ? launch_ls<12, true, 13, RD, 1, 1>(a, smem, st) : launch_ls<12, true, 13, RD, 1, 0>(a, smem, st);
+        if (wt == 2) return launch_ls<12, true, 13, RD, 2, 2>(a, smem, st); /* pipeline 2's training weighted */
+        if (wt == 0) return launch_ls<12, true, 13, RD, 2, 0>(a, smem, st);
+        /* (no encoder weights forgetting 2's training: the general kernel) */
+    }
     if (default_order) return launch_ls<12, true, 13>(a, smem, st);
     if (a.D <= 12) return launch_ls<12, true, 0>(a, smem, st);
     if (a.D <= 16) return launch_ls<16, false, 0>(a, smem, st);
@@ -719,7 +797,8 @@ __global__ void __launch_bounds__(RF_THREADS) row_fits_kernel(row_fit_args a)
     int64_t *sums = rf_smem;                                        /* [2][LSX_RV_NS][RF_STRIDE] */
     int32_t *zt = (int32_t *)(rf_smem + 2 * LSX_RV_NS * RF_STRIDE); /* [RF_BUF][RF_ZP][RF_STRIDE] */
     __shared__ int32_t ones[RF_COLS]; /* the source RS_ONE of the sums' terms */
-    const int g = blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    /* (without AL, set 3's case, the grid's two groups are AF and RV) */
+    const int g = a.al_a ? (int)blockIdx.y : 3 * (int)blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int ns = g < 3 ? 5 : LSX_RV_NS;
     const bool summer = warp < ns;
     const int ft = threadIdx.x - 32 * ns, nfit = RF_THREADS - 32 * ns; /* a fit thread's index, their count */
@@ -816,7 +895,7 @@ cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double
     static_assert(ROW_GROUPS * 5 + LSX_RV_NS - 5 == ROW_SUMS, "AF, two ALs and RV");
     cudaError_t rc = cudaFuncSetAttribute(row_fits_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)RF_SMEM);
     if (rc != cudaSuccess) return rc;
-    row_fits_kernel<<<dim3((H - 1 + RF_ROWS - 1) / RF_ROWS, ROW_GROUPS), RF_THREADS, RF_SMEM, st>>>(a);
+    row_fits_kernel<<<dim3((H - 1 + RF_ROWS - 1) / RF_ROWS, al_a ? ROW_GROUPS : 2), RF_THREADS, RF_SMEM, st>>>(a);
     return cudaGetLastError();
 }
 
@@ -828,13 +907,25 @@ cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double
  * overlaps the recurrence over the one before. */
 #define BG_AHEAD 16
 
-/* A thread per column: C, S and the weight before each row, row-major. */
+/* BG's column pass: C, S and the weight before each row, row-major, a
+ * thread per column.  Where br_l (set 3), the block's second half of
+ * threads runs BR's column pass (core/lsmix_br.h) over the same columns,
+ * BR's level and scale before each row into br_l, br_s: its own
+ * recurrence, in warps of its own beside BG's on the same SMs.  (As a
+ * second recurrence in BG's threads it made this pass 0.39 ms under ncu,
+ * against 0.25; in blocks of its own, on four more SMs, it kept LS blocks
+ * from theirs: the LS stage 0.32 -> 0.42 ms.) */
+#define BGC_COLS 256 /* columns a block */
+
 __global__ void bg_columns_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H, int32_t *__restrict__ c,
-                                  int32_t *__restrict__ s, int64_t *__restrict__ w)
+                                  int32_t *__restrict__ s, int64_t *__restrict__ w, int32_t *__restrict__ br_l,
+                                  int32_t *__restrict__ br_s)
 {
-    const uint32_t n = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool br = threadIdx.x >= BGC_COLS;
+    const uint32_t n = blockIdx.x * BGC_COLS + threadIdx.x % BGC_COLS;
     if (n >= W) return;
-    int32_t cn = 0, sn = 0;
+    int32_t cn = 0, sn = 0; /* BG's C and S, or BR's L and s */
+    uint16_t lit = 0;       /* BR's rows lit */
     uint16_t v[BG_AHEAD], v_next[BG_AHEAD];
     auto load = [&](uint16_t *dst, uint32_t m0) {
 #pragma unroll
@@ -843,16 +934,29 @@ __global__ void bg_columns_kernel(const uint16_t *__restrict__ x, uint32_t W, ui
     load(v, 0);
     for (uint32_t m0 = 0; m0 < H; m0 += BG_AHEAD) {
         if (m0 + BG_AHEAD < H) load(v_next, m0 + BG_AHEAD);
+        if (!br) {
 #pragma unroll
-        for (int j = 0; j < BG_AHEAD; j++) {
-            const uint32_t m = m0 + (uint32_t)j;
-            if (m >= H) break;
-            const size_t i = (size_t)m * W + n;
-            c[i] = cn;
-            s[i] = sn;
-            w[i] = m ? lsx_bg_weight_fp(sn) : 0;
-            if (m == 0) lsx_bg_column_start(&cn, &sn, v[j]);
-            else lsx_bg_column_step(&cn, &sn, m, v[j]);
+            for (int j = 0; j < BG_AHEAD; j++) {
+                const uint32_t m = m0 + (uint32_t)j;
+                if (m >= H) break;
+                const size_t i = (size_t)m * W + n;
+                c[i] = cn;
+                s[i] = sn;
+                w[i] = m ? lsx_bg_weight_fp(sn) : 0;
+                if (m == 0) lsx_bg_column_start(&cn, &sn, v[j]);
+                else lsx_bg_column_step(&cn, &sn, m, v[j]);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < BG_AHEAD; j++) {
+                const uint32_t m = m0 + (uint32_t)j;
+                if (m >= H) break;
+                const size_t i = (size_t)m * W + n;
+                br_l[i] = cn;
+                br_s[i] = sn;
+                if (m == 0) lsx_br_column_start(&cn, &sn, &lit, v[j]);
+                else lsx_br_column_step(&cn, &sn, &lit, v[j]);
+            }
         }
 #pragma unroll
         for (int j = 0; j < BG_AHEAD; j++) v[j] = v_next[j];
@@ -906,15 +1010,65 @@ __global__ void __launch_bounds__(32) bg_rows_kernel(const uint16_t *__restrict_
     }
 }
 
+/* Set 3's BR row pass (lsx_br_row_add from pixel 0 of every row m >= 1),
+ * in bg_rows_kernel's form: a thread per row, a warp's 32 rows through
+ * tiles of 32 columns read and written across the columns.  BR's offset
+ * into br_o before each pixel (over the level in the tile: a pixel's level
+ * is read before its offset is written).  Its own kernel on a stream of
+ * its own, not a second chain in bg_rows_kernel's threads: BG's row pass
+ * already ends after the LS stage (0.52 ms alone under ncu), and the
+ * frame waits for it; BR's (0.34 ms alone) runs beside it. */
+__global__ void __launch_bounds__(32) br_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H,
+                                                     const int32_t *__restrict__ br_l,
+                                                     const int32_t *__restrict__ br_s, int32_t *__restrict__ br_o)
+{
+    __shared__ int32_t tl[32][BGR_COLS + 1], ts[32][BGR_COLS + 1];
+    __shared__ uint16_t tx[32][BGR_COLS + 2];
+    const int lane = threadIdx.x;
+    const uint32_t m0 = 1 + blockIdx.x * 32, m = m0 + lane;
+    int32_t o = 0, k = 0; /* the row's offset and inliers so far */
+    for (uint32_t n0 = 0; n0 < W; n0 += BGR_COLS) {
+        const uint32_t n = n0 + (uint32_t)lane, cols = min((uint32_t)BGR_COLS, W - n0);
+#pragma unroll 8
+        for (int r = 0; r < 32; r++) {
+            const size_t i = (size_t)(m0 + r) * W + n;
+            if (m0 + r < H && n < W) tl[r][lane] = br_l[i], ts[r][lane] = br_s[i], tx[r][lane] = x[i];
+        }
+        __syncwarp();
+        /* the offset's divisor is min(k + 2, 16): from k = 14 on, the call
+         * with k a constant 14 takes the same steps, and its division by
+         * the constant 16 compiles to shifts (a division by a variable at
+         * every pixel: 0.44 ms under ncu, against 0.34; unrolled by 8, in
+         * blocks of 4 warps, 0.62) */
+        if (m < H)
+            for (uint32_t j = 0; j < cols; j++) {
+                const int32_t L = tl[lane][j];
+                tl[lane][j] = o;
+                if (k >= 14) {
+                    int32_t k14 = 14;
+                    lsx_br_row_add(&o, &k14, L, ts[lane][j], tx[lane][j]);
+                } else {
+                    lsx_br_row_add(&o, &k, L, ts[lane][j], tx[lane][j]);
+                }
+            }
+        __syncwarp();
+#pragma unroll 8
+        for (int r = 0; r < 32; r++)
+            if (m0 + r < H && n < W) br_o[(size_t)(m0 + r) * W + n] = tl[r][lane];
+        __syncwarp(); /* the tile is read before the next one is loaded */
+    }
+}
+
 cudaError_t lsx_gpu_bg_columns(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, int32_t *s, int64_t *w,
-                               cudaStream_t st)
+                               int32_t *br_l, int32_t *br_s, cudaStream_t st)
 {
     /* 256 columns a block: the pass starts on the side stream before the
      * LS kernel, whose blocks each need a whole SM's registers; in four
      * blocks (a 1024-column frame) it leaves the LS kernel's 128 blocks
      * their 128 SMs of an H100's 132 (in eight it held up four of them
      * until it ended) */
-    bg_columns_kernel<<<(W + 255) / 256, 256, 0, st>>>(x, W, H, c, s, w);
+    bg_columns_kernel<<<(W + BGC_COLS - 1) / BGC_COLS, br_l ? 2 * BGC_COLS : BGC_COLS, 0, st>>>(x, W, H, c, s, w,
+                                                                                          br_l, br_s);
     return cudaGetLastError();
 }
 
@@ -922,6 +1076,13 @@ cudaError_t lsx_gpu_bg_rows(const uint16_t *x, uint32_t W, uint32_t H, const int
                             const int64_t *w, double *p_bg, cudaStream_t st)
 {
     if (H > 1) bg_rows_kernel<<<(H - 1 + 31) / 32, 32, 0, st>>>(x, W, H, c, s, w, p_bg);
+    return cudaGetLastError();
+}
+
+cudaError_t lsx_gpu_br_rows(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *br_l, const int32_t *br_s,
+                            int32_t *br_o, cudaStream_t st)
+{
+    if (H > 1) br_rows_kernel<<<(H - 1 + 31) / 32, 32, 0, st>>>(x, W, H, br_l, br_s, br_o);
     return cudaGetLastError();
 }
 
@@ -1048,6 +1209,67 @@ cudaError_t lsx_gpu_rl(const uint16_t *x, uint32_t W, uint32_t H, const int32_t 
     return cudaGetLastError();
 }
 
+/* ---- LG (core/lsmix_lg.h) ------------------------------------------------------ */
+
+/* A warp per row m >= 1, 32 pixels at a time (research round 38's
+ * sketch): every lane makes its pixel's terms, lane 0 runs the sums'
+ * chain over the 32 and keeps their values before each pixel, then every
+ * lane predicts its pixel from those (lsx_lg_predict).  The terms (a log,
+ * divisions) do not depend on the sums, and the chain is a few dependent
+ * operations a pixel; a thread per row, doing both, would run every row's
+ * divisions and logs one after another.  A lane predicts its pixel of one
+ * chunk and makes the terms of its pixel of the next in the same step
+ * (independent work, so their latencies overlap; the terms in two
+ * buffers).  lsx_lg_add is lsx_lg_terms then lsx_lg_step, so the
+ * lanes' terms and lane 0's steps are its operations exactly. */
+#define LG_CHUNK 32
+
+/* pixel n's terms (lsx_lg_terms) into *w, *wr */
+__device__ __forceinline__ void lg_terms(const uint16_t *cur, const uint16_t *up, const int32_t *cr,
+                                         const int32_t *sr, uint32_t W, uint32_t n, double *w, double *wr)
+{
+    lsx_lg_terms(cur[n], cr[n], sr[n], lsx_lg_ref(up, cr, W, n), w, wr);
+}
+
+__global__ void __launch_bounds__(LG_CHUNK) lg_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H,
+                                                          const int32_t *__restrict__ c,
+                                                          const int32_t *__restrict__ s, double *__restrict__ p_lg)
+{
+    __shared__ double tw[2][LG_CHUNK], twr[2][LG_CHUNK], before[5][LG_CHUNK + 1];
+    const uint32_t m = 1 + blockIdx.x;
+    const int l = threadIdx.x;
+    const uint16_t *cur = x + (size_t)m * W, *up = cur - W;
+    const int32_t *cr = c + (size_t)m * W, *sr = s + (size_t)m * W;
+    lsx_lg q; /* lane 0's sums: after pixel n0 - 1 */
+    lsx_lg_reset(&q);
+    if ((uint32_t)l < W) lg_terms(cur, up, cr, sr, W, l, &tw[0][l], &twr[0][l]);
+    for (uint32_t n0 = 0, b = 0; n0 < W; n0 += LG_CHUNK, b ^= 1) {
+        const uint32_t n = n0 + l, len = W - n0 < LG_CHUNK ? W - n0 : LG_CHUNK;
+        __syncwarp(); /* the chunk's terms are made, and the sums before the last chunk read */
+        if (l == 0)
+            for (uint32_t j = 0; j < len; j++) {
+#pragma unroll
+                for (int k = 0; k < 5; k++) before[k][j] = q.q[k];
+                if (n0 + j > 0) lsx_lg_step(&q, tw[b][j], twr[b][j]); /* lsx_lg_add from pixel 1 */
+            }
+        __syncwarp();
+        if (n < W) {
+            lsx_lg g;
+#pragma unroll
+            for (int k = 0; k < 5; k++) g.q[k] = before[k][l];
+            p_lg[(size_t)m * W + n] = lsx_lg_predict(&g, up, cr, W, n);
+        }
+        if (n + LG_CHUNK < W) lg_terms(cur, up, cr, sr, W, n + LG_CHUNK, &tw[b ^ 1][l], &twr[b ^ 1][l]);
+    }
+}
+
+cudaError_t lsx_gpu_lg(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *c, const int32_t *s,
+                       double *p_lg, cudaStream_t st)
+{
+    if (H > 1) lg_rows_kernel<<<H - 1, LG_CHUNK, 0, st>>>(x, W, H, c, s, p_lg);
+    return cudaGetLastError();
+}
+
 /* ---- residuals of one pipeline ------------------------------------------- */
 
 /* The np = lsx_npred predictions of (m, n): LS, CM, then AF (set 0), AF,
@@ -1063,6 +1285,16 @@ __device__ __forceinline__ void predictions(const lsx_gpu_planes &pl, int set, i
         return;
     }
     p[0] = pl.p_ls[i];
+    if (set == 3) { /* LG, RV, RC, RL1, RL2, BR (lsx_row_predict) */
+        const int32_t L = pl.br_l[i];
+        p[1] = pl.p_lg[i];
+        p[2] = pl.p_rv[i];
+        p[3] = lsx_br_level(L);
+        p[4] = pl.p_rl[0][i];
+        p[5] = pl.p_rl[1][i];
+        p[6] = lsx_br_predict(L, pl.br_o[i]);
+        return;
+    }
     p[1] = (double)pl.cma[i] * 0.0625;
     if (set == 2) {
         p[2] = pl.p_rv[i];
@@ -1308,7 +1540,8 @@ cudaError_t lsx_gpu_residuals(const lsx_gpu_planes *pl, const lsx_gpu_pipe *pp, 
     case 2: strip_blend_kernel<1, 0><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
     case 3: strip_blend_kernel<1, 1><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
     case 4: strip_blend_kernel<2, 0><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
-    default: strip_blend_kernel<2, 1><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
+    case 5: strip_blend_kernel<2, 1><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break;
+    default: strip_blend_kernel<3, 1><<<grid, SB_THREADS, 0, st>>>(*pl, *pp, ioff); break; /* set 3 has BG's flag */
     }
     return lsx_gpu_finish_pipe(pl->W, pl->H, pp, thr_hist, st);
 }

@@ -35,7 +35,10 @@ typedef struct {
     const double *p_ls;          /* LS prediction of the pipeline (rows >= 1) */
     const double *p_af, *p_rv, *p_al; /* row fits (rows >= 1); p_af not read in set 2, p_rv, p_al not in set 0 */
     const double *p_bg;          /* BG prediction (rows >= 1); NULL: no BG member */
-    const double *p_rl[2];       /* set 2: the RL members (rows >= 1) */
+    const double *p_rl[2];       /* sets 2, 3: the RL members (rows >= 1) */
+    const double *p_lg;          /* set 3: LG (rows >= 1) */
+    const int32_t *br_l, *br_o;  /* set 3: BR's column level before each row and row offset before each
+                                  * pixel (Q8; rows >= 1): RC = L / 256, BR = (L + o) / 256 */
 } lsx_gpu_planes;
 
 /* One predictor set over one LS: its residual planes. */
@@ -83,13 +86,17 @@ cudaError_t lsx_gpu_column_means(const uint16_t *x, uint32_t W, uint32_t H, int3
                                  cudaStream_t st);
 
 /* LS predictions of the columns [c0, c1), rows 1..H-1, for nls (1 or 2)
- * parameter sets p[] that differ only in the forgetting shift, into
- * p_ls[l][m * pitch + (n - col0)]. */
+ * parameter sets p[] that differ only in the forgetting shift (and in
+ * p[].weighted), into p_ls[l][m * pitch + (n - col0)].  rowmin: H words of
+ * device scratch, where a weighted training keeps each row's least pixel
+ * (read only where some p[l].weighted). */
 cudaError_t lsx_gpu_ls_predict(const uint16_t *x, const int32_t *cma, const int32_t *cmb, uint32_t W,
                                uint32_t H, uint32_t c0, uint32_t c1, const lsx_params *p, int nls,
-                               double *const *p_ls, size_t pitch, uint32_t col0, cudaStream_t st);
+                               double *const *p_ls, size_t pitch, uint32_t col0, uint16_t *rowmin,
+                               cudaStream_t st);
 
-/* AF, RV and the AL of two LS planes (ls_a, ls_b) of every pixel. */
+/* AF, RV and the AL of two LS planes (ls_a, ls_b) of every pixel; al_a
+ * NULL: AF and RV alone (set 3 has no AL). */
 cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double *ls_a, const double *ls_b,
                              uint32_t W, uint32_t H, double *p_af, double *p_rv, double *al_a, double *al_b,
                              cudaStream_t st);
@@ -99,10 +106,21 @@ cudaError_t lsx_gpu_row_fits(const uint16_t *x, const int32_t *cmb, const double
  * (Q4, Q8) and the weights w (the values before each row); then a thread
  * per row runs the row's offset along it into p_bg.  RL reads only the
  * column pass's c and s, so it may run beside the row pass. */
+/* Set 3's BR (core/lsmix_br.h) in the same two passes: where br_l, the
+ * column pass also writes BR's levels br_l and scales br_s before each
+ * row (Q8; threads of their own in the same blocks); lsx_gpu_br_rows, a
+ * thread per row m >= 1, BR's row offset br_o before each pixel (Q8). */
 cudaError_t lsx_gpu_bg_columns(const uint16_t *x, uint32_t W, uint32_t H, int32_t *c, int32_t *s, int64_t *w,
-                               cudaStream_t st);
+                               int32_t *br_l, int32_t *br_s, cudaStream_t st);
 cudaError_t lsx_gpu_bg_rows(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *c, const int32_t *s,
                             const int64_t *w, double *p_bg, cudaStream_t st);
+cudaError_t lsx_gpu_br_rows(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *br_l, const int32_t *br_s,
+                            int32_t *br_o, cudaStream_t st);
+
+/* LG (core/lsmix_lg.h), a warp per row: set 3's log-gain member of rows >=
+ * 1 into p_lg, from BG's column levels c and scales s (the column pass's). */
+cudaError_t lsx_gpu_lg(const uint16_t *x, uint32_t W, uint32_t H, const int32_t *c, const int32_t *s,
+                       double *p_lg, cudaStream_t st);
 
 /* RL (core/lsmix_rl.h), a thread per row: the predictions of set 2's two
  * row members into p_rl0 and p_rl1, from BG's column levels c and scales s
