@@ -145,22 +145,24 @@ static inline __attribute__((always_inline)) void outer_products_row(const uint3
     for (int j = 0; j < width; j++) o[j] = a[j] + zr * z[j];
 }
 
-/* o = a + the outer product of one column's regressors z (Z of them):
+/* o = a + w times the outer product of one column's regressors z (Z of
+ * them; w the equation's weight, 1 but in set 3's weighted training):
  * the upper triangle row by row, each row as 8, 16 or 32 products at
  * once, the fewest that cover it, whose tail, products with the entries
  * past z's Z, lands on the first entries of row r+1 and is overwritten by
  * that row (the last row's in the LSX_PRE_STRIDE padding).  Short
  * triangle rows one by one cost twice as much. */
 static inline __attribute__((always_inline)) void add_outer_product(const uint32_t *z, int Z, const uint64_t *a,
-                                                                   uint64_t *o)
+                                                                   uint64_t *o, uint64_t w)
 {
     for (int r = 0, e = 0; r < Z; e += Z - r, r++) {
+        const uint64_t zr = w * z[r];
         if (Z - r > 16)
-            outer_products_row(z + r, z[r], a + e, o + e, 32);
+            outer_products_row(z + r, zr, a + e, o + e, 32);
         else if (Z - r > 8)
-            outer_products_row(z + r, z[r], a + e, o + e, 16);
+            outer_products_row(z + r, zr, a + e, o + e, 16);
         else
-            outer_products_row(z + r, z[r], a + e, o + e, 8);
+            outer_products_row(z + r, zr, a + e, o + e, 8);
     }
 }
 
@@ -306,12 +308,7 @@ static inline __attribute__((always_inline)) void add_training_row_z(lsx_band *b
         } else {
             regressors(K, W, cur, prev, cm_a, cm_b, q, z);
             z[Z - 1] = lsx_regressor(cur, prev, cm_a, cm_b, W, K, q, Z - 1); /* the target */
-            if (weighted) {
-                const uint64_t w = lsx_ls_weight(cur[q], lo), *pa = pre + (size_t)((t - 1) % ring) * ps;
-                for (int r = 0, e = 0; r < Z; r++)
-                    for (int c = r; c < Z; c++, e++) ph[e] = pa[e] + w * ((uint64_t)z[r] * z[c]);
-            } else
-                add_outer_product(z, Z, pre + (size_t)((t - 1) % ring) * ps, ph);
+            add_outer_product(z, Z, pre + (size_t)((t - 1) % ring) * ps, ph, weighted ? lsx_ls_weight(cur[q], lo) : 1);
         }
         /* the columns whose window ends at column lo + t (w1 - w0 <= M: w0's row is in the ring) */
         for (; n < b->c1 && (n + R + 1 < W ? n + R + 1 : W) == b->lo + t; n++) {
@@ -686,8 +683,10 @@ void lsx_end_row(lsx_state *s, uint32_t m, const uint16_t *row)
             for (uint32_t n = 0; n < s->W; n++) lsx_bg_column_start(&s->bg_c[n], &s->bg_s[n], row[n]);
         else
             lsx_bg_columns_step(s->bg_c, s->bg_s, m, row, s->W);
-        for (uint32_t n = 0; n < s->W; n++) s->bg_w[n] = lsx_bg_weight_fp(s->bg_s[n]);
-        lsx_bg_row_start(&s->bg_row);
+        if (s->set != 3) { /* BG's row offset (set 3 blends BR instead) */
+            for (uint32_t n = 0; n < s->W; n++) s->bg_w[n] = lsx_bg_weight_fp(s->bg_s[n]);
+            lsx_bg_row_start(&s->bg_row);
+        }
     }
     s->br_o = s->br_k = 0; /* BR's next row offset */
     if (s->set == 3)
