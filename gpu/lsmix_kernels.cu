@@ -972,6 +972,17 @@ __global__ void bg_columns_kernel(const uint16_t *__restrict__ x, uint32_t W, ui
  * pass took 0.9 ms on the few SMs the LS kernel leaves.) */
 #define BGR_COLS 32
 
+/* A row pass's next tile is in: this lane's copies (its issued ones, all
+ * of them that tile's), then its pixels from the registers xn into the
+ * tile tx, then every lane's (the rows read across the lanes' columns). */
+__device__ __forceinline__ void row_tile_arrived(uint16_t (*tx)[BGR_COLS + 2], const uint16_t *xn)
+{
+    __pipeline_wait_prior(0);
+#pragma unroll
+    for (int r = 0; r < 32; r++) tx[r][threadIdx.x] = xn[r];
+    __syncwarp();
+}
+
 __global__ void __launch_bounds__(32) bg_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H,
                                                      const int32_t *__restrict__ c, const int32_t *__restrict__ s,
                                                      const int64_t *__restrict__ w, double *__restrict__ p_bg)
@@ -1009,10 +1020,7 @@ __global__ void __launch_bounds__(32) bg_rows_kernel(const uint16_t *__restrict_
     fetch(0, 0);
     for (uint32_t n0 = 0, b = 0; n0 < W; n0 += BGR_COLS, b ^= 1) {
         const uint32_t n = n0 + (uint32_t)lane, cols = min((uint32_t)BGR_COLS, W - n0);
-        __pipeline_wait_prior(0);
-#pragma unroll
-        for (int k = 0; k < 32; k++) tx[k][lane] = xn[k];
-        __syncwarp(); /* every lane's copies of tile b are in */
+        row_tile_arrived(tx, xn);
         if (n0 + BGR_COLS < W) fetch(n0 + BGR_COLS, b ^ 1);
         /* unrolled by 4, so that a pixel's weight sum (which does not wait
          * for the offset before it) runs beside the chain of the pixel
@@ -1068,10 +1076,7 @@ __global__ void __launch_bounds__(32) br_rows_kernel(const uint16_t *__restrict_
     fetch(0, 0);
     for (uint32_t n0 = 0, b = 0; n0 < W; n0 += BGR_COLS, b ^= 1) {
         const uint32_t n = n0 + (uint32_t)lane, cols = min((uint32_t)BGR_COLS, W - n0);
-        __pipeline_wait_prior(0);
-#pragma unroll
-        for (int r = 0; r < 32; r++) tx[r][lane] = xn[r];
-        __syncwarp();
+        row_tile_arrived(tx, xn);
         if (n0 + BGR_COLS < W) fetch(n0 + BGR_COLS, b ^ 1);
         /* the offset's divisor is min(k + 2, 16): from k = 14 on, the call
          * with k a constant 14 takes the same steps, and its division by
