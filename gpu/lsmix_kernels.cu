@@ -193,12 +193,6 @@ __device__ __forceinline__ uint32_t regressor(const ls_args &a, int K, uint32_t 
                          K, n, j);
 }
 
-/* The weight of the training equation of (i, n) whose target is x, in a
- * frame whose row i - 1 has the least pixel lo (0 in row 0), is
- * lsx_ls_weight (core/lsmix_arith.h).  Times a regressor (< 2^20) it still
- * fits 32 bits, and w z_r z_s is the CPU's integer whichever factor takes
- * w. */
-
 /* The least pixel of each row, a block per row (the weighted training's
  * lo reads row i - 1 over the whole width, beyond any block's window). */
 #define RM_THREADS 256
@@ -336,6 +330,10 @@ __device__ __forceinline__ void ls_train_slide(const uint32_t *zs, const uint32_
 #pragma unroll
             for (int q = 0; q < NQ; q++) {
                 if constexpr (any_u) pre[q + 1] = pre[q] + (uint64_t)vr[q] * vs[q];
+                /* w (lsx_ls_weight, core/lsmix_arith.h; row i - 1's least
+                 * pixel as lo, 0 in row 0) times a regressor (< 2^20) still
+                 * fits 32 bits, and w z_r z_s is the CPU's integer whichever
+                 * factor takes w */
                 if constexpr (any_w) prw[q + 1] = prw[q] + (uint64_t)(vr[q] * vw[q]) * vs[q];
             }
 #pragma unroll
@@ -1046,8 +1044,9 @@ __global__ void __launch_bounds__(32) bg_rows_kernel(const uint16_t *__restrict_
  * into br_o before each pixel (over the level in the tile: a pixel's level
  * is read before its offset is written).  Its own kernel on a stream of
  * its own, not a second chain in bg_rows_kernel's threads: BG's row pass
- * already ends after the LS stage (0.52 ms alone under ncu), and the
- * frame waits for it; BR's (0.34 ms alone) runs beside it. */
+ * already ended after the LS stage (0.52 ms alone under ncu, before the
+ * tiles were loaded ahead), and the frame waits for it; BR's (then 0.34
+ * ms alone) runs beside it. */
 __global__ void __launch_bounds__(32) br_rows_kernel(const uint16_t *__restrict__ x, uint32_t W, uint32_t H,
                                                      const int32_t *__restrict__ br_l,
                                                      const int32_t *__restrict__ br_s, int32_t *__restrict__ br_o)
