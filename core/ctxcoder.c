@@ -14,10 +14,11 @@ void ctx_default_thresholds(uint32_t *thr, int nctx)
     for (int q = 1; q < nctx; q++) thr[q - 1] = (uint32_t)ceil(128.0 * (exp2(q * 0.5) - 1.0));
 }
 
-void ctx_model_init(ctx_model *cm, int nctx, int nib, int prior)
+void ctx_model_init(ctx_model *cm, int nctx, int nib, int prior, int bin)
 {
     memset(cm, 0, sizeof *cm);
     cm->nctx = nctx;
+    cm->bin = bin;
     for (int k = 0; prior && k < nctx; k++) {
         int a = k / nib; /* the activity class of context a * nib + b */
         const uint8_t *row = lsx_ctx_prior[a < LSX_PRIOR_ROWS ? a : LSX_PRIOR_ROWS - 1];
@@ -81,16 +82,37 @@ void ctx_model_refresh(ctx_model *cm)
         }
         refresh_context(cm->count[k], cm->freq[k], cm->cum[k]);
     }
+    if (cm->bin) ctx_model_refresh_bin(cm);
 }
 
-int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, int raw_carried, int sign_carried, ctx_sym *out)
+void ctx_model_refresh_bin(ctx_model *cm)
+{
+    for (int k = 0; k < LSX_SIGN_CTX; k++) cm->sign_f0[k] = lsx_bin_refresh(cm->sign_n[k]);
+    for (int t = 0; t < LSX_RAWBIT_CTX; t++) cm->raw_f0[t] = lsx_bin_refresh(cm->raw_n[t]);
+}
+
+/* A binary symbol of frequency f0 for 0 (lsmix_sign.h). */
+static inline ctx_sym bin_symbol(uint32_t f0, uint32_t bit)
+{
+    return bit ? (ctx_sym){f0, (1u << LSX_BIN_BITS) - f0, LSX_BIN_BITS} : (ctx_sym){0, f0, LSX_BIN_BITS};
+}
+
+int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, int raw_carried, int sign_carried, int b, ctx_sym *out)
 {
     uint32_t v = (uint32_t)(e < 0 ? -e : e);
     int nraw, n = 0;
     int t = ctx_token(v, &nraw);
     out[n++] = (ctx_sym){cm->cum[ctx][t], cm->freq[ctx][t], CTX_PROB_BITS};
-    if (nraw > 0 && !raw_carried) out[n++] = (ctx_sym){v & ((1u << nraw) - 1), 1, (uint8_t)nraw};
-    if (v != 0 && !sign_carried) out[n++] = (ctx_sym){e < 0, 1, 1};
+    if (nraw > 0 && !raw_carried) {
+        if (b < 0) {
+            out[n++] = (ctx_sym){v & ((1u << nraw) - 1), 1, (uint8_t)nraw};
+        } else { /* the top raw bit, then the others (none where nraw is 1) */
+            out[n++] = bin_symbol(cm->raw_f0[t], v >> (nraw - 1) & 1);
+            if (nraw > 1) out[n++] = (ctx_sym){v & ((1u << (nraw - 1)) - 1), 1, (uint8_t)(nraw - 1)};
+        }
+    }
+    if (v != 0 && !sign_carried)
+        out[n++] = b < 0 ? (ctx_sym){e < 0, 1, 1} : bin_symbol(cm->sign_f0[lsx_sign_ctx(b, t)], e < 0);
     return n;
 }
 
@@ -146,14 +168,25 @@ static inline int take_raw(ctx_rans_dec *d, int bits, uint32_t *v)
     return advance(d, 1, slot, bits, slot);
 }
 
+/* A binary symbol of frequency f0 for 0 (lsmix_sign.h).  Branchless: a
+ * sign is a coin toss to the branch predictor. */
+static inline int take_bin(ctx_rans_dec *d, uint32_t f0, uint32_t *v)
+{
+    const uint32_t slot = d->x & ((1u << LSX_BIN_BITS) - 1);
+    const uint32_t bit = slot >= f0, mask = 0u - bit;
+    *v = bit;
+    return advance(d, f0 + (((1u << LSX_BIN_BITS) - 2 * f0) & mask), f0 & mask, LSX_BIN_BITS, slot);
+}
+
 /* Sixteen token bounds a vector: the token search compares all of them at once. */
 typedef uint32_t cum_lanes __attribute__((vector_size(16 * sizeof(uint32_t))));
 typedef int32_t cum_mask __attribute__((vector_size(16 * sizeof(int32_t))));
 
 /* One residual; its raw bits and sign from the carry k first where k is
- * not NULL (lsx_carry_take). */
+ * not NULL (lsx_carry_take); with sign base b >= 0, the adaptive sign and
+ * top raw bit (b is a constant -1 in the callers without them). */
 static inline __attribute__((always_inline)) int decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx,
-                                                                 lsx_carry_dec *k, int32_t *e)
+                                                                 lsx_carry_dec *k, int b, int32_t *e)
 {
     const uint32_t *cum = cm->cum[ctx];
     uint32_t slot = d->x & ((1u << CTX_PROB_BITS) - 1);
@@ -173,10 +206,20 @@ static inline __attribute__((always_inline)) int decode_residual(ctx_rans_dec *d
     if (advance(d, cm->freq[ctx][lo], cum[lo], CTX_PROB_BITS, slot) != 0) return -1;
     int nraw;
     uint32_t v = ctx_token_base(lo, &nraw), raw = 0, sign = 0;
-    if (nraw > 0 && !(k && lsx_carry_take(k, nraw, &raw)) && take_raw(d, nraw, &raw) != 0) return -1;
+    if (nraw > 0 && !(k && lsx_carry_take(k, nraw, &raw))) {
+        if (b < 0) {
+            if (take_raw(d, nraw, &raw) != 0) return -1;
+        } else {
+            uint32_t top, rest = 0;
+            if (take_bin(d, cm->raw_f0[lo], &top) != 0 || (nraw > 1 && take_raw(d, nraw - 1, &rest) != 0)) return -1;
+            raw = top << (nraw - 1) | rest;
+        }
+    }
     v += raw;
     if (v > AURP_RESIDUAL_MAX) return -1;
-    if (v != 0 && !(k && lsx_carry_take(k, 1, &sign)) && take_raw(d, 1, &sign) != 0) return -1;
+    if (v != 0 && !(k && lsx_carry_take(k, 1, &sign)) &&
+        (b < 0 ? take_raw(d, 1, &sign) : take_bin(d, cm->sign_f0[lsx_sign_ctx(b, lo)], &sign)) != 0)
+        return -1;
     *e = sign ? -(int32_t)v : (int32_t)v;
     return 0;
 }
@@ -186,12 +229,20 @@ __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
 int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *e)
 {
-    return decode_residual(d, cm, ctx, NULL, e);
+    return decode_residual(d, cm, ctx, NULL, -1, e);
 }
 
 int ctx_decode_residual_carry(ctx_rans_dec *d, const ctx_model *cm, int ctx, lsx_carry_dec *k, int32_t *e)
 {
-    return decode_residual(d, cm, ctx, k, e);
+    return decode_residual(d, cm, ctx, k, -1, e);
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+int ctx_decode_residual_bin(ctx_rans_dec *d, const ctx_model *cm, int ctx, lsx_carry_dec *k, int b, int32_t *e)
+{
+    return decode_residual(d, cm, ctx, k, b, e);
 }
 
 int ctx_rans_dec_at_start_state(const ctx_rans_dec *d)

@@ -38,6 +38,7 @@
 #include "lsmix_cascade.h"
 #include "lsmix_lg.h"
 #include "lsmix_rl.h"
+#include "lsmix_sign.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -144,11 +145,12 @@ typedef struct {
 int lsx_state_init(lsx_state *s, uint32_t W, int set, int bg);
 void lsx_state_free(lsx_state *s);
 
-/* The blended prediction of x[m][n] from the predictions p[0..np-1] (LS,
- * CM, then set 0: AF; set 1: AF, RV, AL; set 2: RV, AL, RL1, RL2; then BG
- * where on; set 3: LS, LG, RV, RC, RL1, RL2, BR); writes the smallest error level (the context's second input)
- * to *emin. */
-uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin);
+/* The blend of x[m][n]'s predictions p[0..np-1] (LS, CM, then set 0: AF;
+ * set 1: AF, RV, AL; set 2: RV, AL, RL1, RL2; then BG where on; set 3: LS,
+ * LG, RV, RC, RL1, RL2, BR), unrounded (num / den: aurp_round_clamp of it
+ * is the prediction P1); writes the smallest error level (the context's
+ * second input) to *emin. */
+double lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin);
 /* The sources of the row-fitted predictors at (m, n), m >= 1 (Q4): z[0] =
  * B_m[n] (AF), z[1] = q16(P_LS) (AL), z[2] = 16 x[m-1][n], z[3] = 16
  * x[m-2][n] (16 x[m-1][n] in row 1) (RV); cur is row m of the image.  In
@@ -194,21 +196,39 @@ typedef struct {
      * tables are what their unchanged counts give.  On a 1024-wide frame
      * about one context in ten is counted between two refreshes. */
     uint8_t stale[CTX_MAX];
+    /* the adaptive sign and top raw bit (lsmix_sign.h; header byte 23 bit
+     * 6): each binary context's counts of 0 and 1, and its frequency of 0
+     * from the last refresh (refreshed where bin is set) */
+    int bin;
+    uint32_t sign_n[LSX_SIGN_CTX][2], raw_n[LSX_RAWBIT_CTX][2];
+    uint32_t sign_f0[LSX_SIGN_CTX], raw_f0[LSX_RAWBIT_CTX];
 } ctx_model;
 
 /* The model at the start of a frame: nctx contexts of nib intensity
- * classes each, counts zero or (prior) the prior table's. */
-void ctx_model_init(ctx_model *cm, int nctx, int nib, int prior);
+ * classes each, counts zero or (prior) the prior table's; bin: the binary
+ * contexts of the sign and the top raw bit too (their counts zero). */
+void ctx_model_init(ctx_model *cm, int nctx, int nib, int prior, int bin);
 /* True when the tables are rebuilt before pixel p (raster index). */
 static inline int ctx_refresh_due(uint64_t p)
 {
     return p != 0 && ((p & 1023) == 0 || (p < 1024 && (p & 127) == 0));
 }
 void ctx_model_refresh(ctx_model *cm);
+/* The refresh of the binary contexts alone (ctx_model_refresh makes it where bin is set). */
+void ctx_model_refresh_bin(ctx_model *cm);
 static inline void ctx_model_count(ctx_model *cm, int ctx, int tok)
 {
     cm->count[ctx][tok]++;
     cm->stale[ctx] = 1;
+}
+/* Counts residual e of token t (its raw bits nraw) in the binary contexts
+ * of sign base b: its sign where e != 0, its top raw bit where it has raw
+ * bits (every pixel, carried or not). */
+static inline void ctx_model_count_bin(ctx_model *cm, int b, int32_t e, int t, int nraw)
+{
+    const uint32_t v = (uint32_t)(e < 0 ? -e : e);
+    if (v != 0) cm->sign_n[lsx_sign_ctx(b, t)][e < 0]++;
+    if (nraw > 0) cm->raw_n[t][v >> (nraw - 1) & 1]++;
 }
 
 /* One rANS symbol: cum/freq out of 2^bits. */
@@ -219,8 +239,11 @@ typedef struct {
 
 /* Appends the symbols of residual e in context ctx (token, raw bits, sign),
  * leaving out its raw bits / its sign where the segment's carry holds them
- * (lsmix_carry.h: lsx_carry_raw, lsx_carry_sign). */
-int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, int raw_carried, int sign_carried, ctx_sym *out);
+ * (lsmix_carry.h: lsx_carry_raw, lsx_carry_sign).  b: the pixel's sign
+ * base where the stream has the adaptive sign and top raw bit (the raw
+ * bits then a binary symbol and a uniform one, the sign a binary symbol),
+ * -1 where it has not (uniform raw bits and sign). */
+int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, int raw_carried, int sign_carried, int b, ctx_sym *out);
 
 /* rANS with per-symbol precision, as the paper profile's byte-wise coder,
  * from the initial state x0 (AURP_RANS_L, or that plus a carry:
@@ -238,6 +261,9 @@ int ctx_rans_dec_init(ctx_rans_dec *d, const uint8_t *in, size_t len);
 int ctx_decode_residual(ctx_rans_dec *d, const ctx_model *cm, int ctx, int32_t *e);
 /* The same while a segment's carry k is open (lsmix_carry.h). */
 int ctx_decode_residual_carry(ctx_rans_dec *d, const ctx_model *cm, int ctx, lsx_carry_dec *k, int32_t *e);
+/* The same with the adaptive sign and top raw bit, sign base b; k is the
+ * open carry or NULL. */
+int ctx_decode_residual_bin(ctx_rans_dec *d, const ctx_model *cm, int ctx, lsx_carry_dec *k, int b, int32_t *e);
 /* The carry in the state a segment ended with (x = 2^23 + c); -1 where c
  * is not below 2^LSX_CARRY_BITS. */
 int ctx_rans_dec_carry(const ctx_rans_dec *d, lsx_carry_dec *k);
@@ -270,6 +296,8 @@ int ctx_rans_dec_at_start_state(const ctx_rans_dec *d);
 #define LSX_CAS_WIDE 1      /* the encoder weighs the wide support in the rows above (header byte 23 bit 4) */
 #define LSX_CARRY 1         /* new streams carry a segment's first uniform symbols in the state of the
                              * one before (header byte 23 bit 5; lsmix_carry.h) */
+#define LSX_SIGN_MODEL 1    /* the encoder codes its winner with the adaptive sign and top raw bit too and
+                             * keeps the smaller stream (header byte 23 bit 6; lsmix_sign.h) */
 #define LSX_SEG_LENGTHS 0   /* new streams leave out the segments' lengths (3.1: a decoder finds each
                              * segment's end where its last pixel leaves the coder's initial state) */
 
@@ -290,6 +318,7 @@ typedef struct {
     uint32_t nseg;
     int seg_lengths; /* the segments' lengths precede them (header byte 23 bit 3 clear) */
     int carry;       /* the carry of the segments (lsmix_carry.h; header byte 23 bit 5, only with bit 3) */
+    int sgn;         /* the adaptive sign and top raw bit (lsmix_sign.h; header byte 23 bit 6) */
     const uint8_t *seg_lens, *segs; /* seg_lens: NULL without the lengths */
     size_t body_len;                /* the bytes of every segment together */
     /* the cascade stage (lsmix_cascade.h; header byte 23 bit 2) */
@@ -391,9 +420,11 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
                              int threads, uint8_t *out, size_t cap, size_t *out_len,
                              aurp_error *err);
 /* lsx_image_encode with the row-member set row_set (2 or 3) in place of
- * LSX_WRITE_SET: the tests write both sets that decoders read. */
+ * LSX_WRITE_SET and sign_model (0: never the adaptive sign and top raw
+ * bit) in place of LSX_SIGN_MODEL: the tests write every form that
+ * decoders read. */
 aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p, int row_set,
-                                 int threads, uint8_t *out, size_t cap, size_t *out_len, aurp_error *err);
+                                 int sign_model, int threads, uint8_t *out, size_t cap, size_t *out_len, aurp_error *err);
 aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint32_t H,
                              int threads, uint16_t *u, aurp_error *err);
 

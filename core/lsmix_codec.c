@@ -100,7 +100,7 @@ size_t lsx_write_header(uint8_t *h, const lsx_view *v, const uint32_t *seg_len)
     for (int i = 0; i < v->nib - 1; i++) h[19 + i] = v->ibnd[i];
     h[22] = (uint8_t)v->set;
     h[23] = (uint8_t)(v->prior | v->bg << 1 | (v->cas != 0) << 2 | !v->seg_lengths << 3 |
-                      (v->cas != 0 && v->cas_wide) << 4 | (!v->seg_lengths && v->carry) << 5);
+                      (v->cas != 0 && v->cas_wide) << 4 | (!v->seg_lengths && v->carry) << 5 | (v->sgn != 0) << 6);
     for (int i = 0; i < v->nctx - 1; i++) aurp_put_u32(h + LSX_HEADER + 4 * i, v->thr[i]);
     if (v->cas) {
         uint8_t *q = h + LSX_HEADER + 4 * (size_t)(v->nctx - 1);
@@ -180,9 +180,10 @@ static aurp_status parse(const uint8_t *in, size_t in_len, lsx_view *v, aurp_err
     v->seg_lengths = !(in[23] >> 3 & 1);
     v->cas_wide = in[23] >> 4 & 1;
     v->carry = in[23] >> 5 & 1;
+    v->sgn = in[23] >> 6 & 1;
     /* bit 4 describes the cascade stage's block; bit 5 the ends of segments
      * that have no lengths */
-    if (in[23] > 63 || (v->cas_wide && !v->cas) || (v->carry && v->seg_lengths))
+    if (in[23] > 127 || (v->cas_wide && !v->cas) || (v->carry && v->seg_lengths))
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: header flags %#x unknown", (unsigned)in[23]);
     if (v->set >= LSX_NSETS)
         return aurp_fail(err, AURP_ERR_CORRUPT, "lsmix stream: predictor set %d unknown", v->set);
@@ -261,6 +262,8 @@ typedef struct {
     const lsx_view *v;
     const int32_t *res;
     const uint8_t *ctx;
+    const uint8_t *sbase;  /* the sign bases where v->sgn (sign_pass) */
+    int sign_model;        /* each leading candidate is coded with the adaptive sign too (try_candidates) */
     const ctx_model *snap; /* [code_bands] the model where each thread's segments start (seg_run) */
     uint8_t *seg_buf;
     size_t seg_cap;
@@ -329,7 +332,7 @@ static void encode_segment_range(void *arg, int t)
     const uint32_t bands = (uint32_t)j->code_bands;
     uint32_t s0 = seg_run(v->nseg, (uint32_t)t, bands), s1 = seg_run(v->nseg, (uint32_t)t + 1, bands);
     size_t seg_pixels = (size_t)1 << v->seg_log2;
-    ctx_sym *sym = malloc(3 * seg_pixels * sizeof *sym);
+    ctx_sym *sym = malloc(4 * seg_pixels * sizeof *sym);
     ctx_model *cm = malloc(sizeof *cm);
     if (!sym || !cm) {
         atomic_store(&j->failed, 1);
@@ -353,9 +356,11 @@ static void encode_segment_range(void *arg, int t)
             int nraw;
             uint32_t mag = (uint32_t)(j->res[i] < 0 ? -j->res[i] : j->res[i]);
             const uint32_t q = (uint32_t)(i - a);
-            ns += (size_t)ctx_symbols(cm, j->ctx[i], j->res[i], lsx_carry_raw(&own, q), lsx_carry_sign(&own, q),
+            const int b = v->sgn ? j->sbase[i] : -1, t = ctx_token(mag, &nraw);
+            ns += (size_t)ctx_symbols(cm, j->ctx[i], j->res[i], lsx_carry_raw(&own, q), lsx_carry_sign(&own, q), b,
                                       sym + ns);
-            ctx_model_count(cm, j->ctx[i], ctx_token(mag, &nraw));
+            ctx_model_count(cm, j->ctx[i], t);
+            if (v->sgn) ctx_model_count_bin(cm, b, j->res[i], t, nraw);
         }
         size_t len = ctx_rans_encode(sym, ns, x0, j->seg_buf + (size_t)s * j->seg_cap, j->seg_cap);
         if (len == 0) atomic_store(&j->failed, 1);
@@ -366,11 +371,12 @@ static void encode_segment_range(void *arg, int t)
 }
 
 /* Pass over the frame in raster order: the blend's prediction P1 of every
- * pixel, its residual e1 = x - P1 and the smallest error level (the
- * context's second input).  The blend's records use the members' errors
- * only: nothing here depends on the cascade stage. */
+ * pixel, its residual e1 = x - P1, the smallest error level (the
+ * context's second input) and the blend's part of the sign context
+ * (lsx_sign_pre).  The blend's records use the members' errors only:
+ * nothing here depends on the cascade stage. */
 static aurp_status blend_pass(const lsx_view *v, const uint16_t *u, const double *p_ls, int32_t *e1,
-                              uint16_t *p1, int32_t *eminv)
+                              uint16_t *p1, int32_t *eminv, uint16_t *spre)
 {
     const uint32_t W = v->W;
     lsx_state s;
@@ -379,7 +385,7 @@ static aurp_status blend_pass(const lsx_view *v, const uint16_t *u, const double
         const uint16_t *cur = u + (size_t)m * W;
         for (uint32_t n = 0; n < W; n++) {
             int32_t emin = 0, z[4] = {0};
-            uint16_t pred;
+            uint16_t pred, pre = LSX_SIGN_PRE_ROW0;
             double pp[LSX_NPRED];
             if (m == 0) {
                 pred = edge_prediction(cur, n);
@@ -389,8 +395,11 @@ static aurp_status blend_pass(const lsx_view *v, const uint16_t *u, const double
                 pp[1] = lsx_cm_predict(&s, n);
                 lsx_sources(&s, cur, m, n, pp[0], z);
                 lsx_row_predict(&s, n, z, pp);
-                pred = lsx_blend(&s, m, n, pp, &emin);
+                const double bl = lsx_blend(&s, m, n, pp, &emin);
+                pred = aurp_round_clamp(bl);
+                pre = lsx_sign_pre(bl, pred, pp[0], pp[s.np - 1]);
             }
+            spre[(size_t)m * W + n] = pre;
             e1[(size_t)m * W + n] = (int32_t)cur[n] - pred;
             p1[(size_t)m * W + n] = pred;
             eminv[(size_t)m * W + n] = emin;
@@ -403,10 +412,12 @@ static aurp_status blend_pass(const lsx_view *v, const uint16_t *u, const double
 }
 
 /* The coded residuals x - P, the activity and intensity token of their
- * contexts (the classes are chosen after): P = P1, or with the cascade
+ * contexts (the classes are chosen after) and their sign bases
+ * (lsx_sign_base of the blend pass's spre): P = P1, or with the cascade
  * (v->cas) P1 + its correction from ec, the clipped e1. */
 static void final_pass(const lsx_view *v, const uint16_t *u, const int16_t *ec, const uint16_t *p1,
-                       const int32_t *eminv, int32_t *res, uint32_t *act, uint8_t *itok, int32_t *above)
+                       const int32_t *eminv, const uint16_t *spre, int32_t *res, uint32_t *act, uint8_t *itok,
+                       uint8_t *sbase, int32_t *above)
 {
     const uint32_t W = v->W;
     for (uint32_t m = 0; m < v->H; m++) {
@@ -416,8 +427,9 @@ static void final_pass(const lsx_view *v, const uint16_t *u, const int16_t *ec, 
         if (cas) lsx_cas_above(v->cas_w, v->cas_wide, ec + (size_t)m * W, W, m, 0, W, above);
         for (uint32_t n = 0; n < W; n++) {
             const size_t i = (size_t)m * W + n;
-            const int32_t c = cas ? lsx_cas_round(lsx_cas_raster(v->cas_w, v->cas_wrev, ec, (int64_t)i) + above[n]) : 0;
-            const uint16_t pred = cas ? lsx_cas_apply(p1[i], c) : p1[i];
+            const int32_t acc = cas ? lsx_cas_raster(v->cas_w, v->cas_wrev, ec, (int64_t)i) + above[n] : 0;
+            const uint16_t pred = cas ? lsx_cas_apply(p1[i], lsx_cas_round(acc)) : p1[i];
+            sbase[i] = (uint8_t)lsx_sign_base(spre[i], acc, pred, p1[i]);
             r0[n] = (int32_t)u[i] - pred;
             act[i] = activity16(v, r0, r1, r2, n, eminv[i]);
             itok[i] = (uint8_t)intensity_token(v, pred);
@@ -465,7 +477,7 @@ static uint64_t model_pass(const enc_job *j, const lsx_view *v, const int32_t *r
     for (uint64_t i = 0; i < pixels; i++)
         ctx[i] = (uint8_t)(ctx_of(act[i], v->thr, v->nctx) * v->nib + intensity_class(v, itok[i]));
     ctx_model cm;
-    ctx_model_init(&cm, v->nctx * v->nib, v->nib, v->prior);
+    ctx_model_init(&cm, v->nctx * v->nib, v->nib, v->prior, 0);
     uint64_t bits = 0;
     for (uint64_t i = 0; i < pixels; i++) {
         if (run < bands && i == (uint64_t)seg_run(v->nseg, run, bands) << v->seg_log2) snap[run++] = cm;
@@ -476,6 +488,35 @@ static uint64_t model_pass(const enc_job *j, const lsx_view *v, const int32_t *r
         ctx_model_count(&cm, ctx[i], t);
     }
     return lsx_stream_estimate(bits, stream_header_len(v), v->nseg);
+}
+
+/* The binary contexts of the sign and the top raw bit (lsmix_sign.h) of
+ * residuals res with sign bases sbase, walked once in raster order as
+ * model_pass walks the tokens: their state where each coding thread's run
+ * starts into snap (whose token models model_pass made). */
+static void sign_pass(const lsx_view *v, const int32_t *res, const uint8_t *sbase, ctx_model *snap, int threads)
+{
+    const uint64_t pixels = (uint64_t)v->W * v->H;
+    const uint32_t bands = coding_bands(v, threads);
+    uint32_t run = 0;
+    ctx_model *cm = malloc(sizeof *cm);
+    if (!cm) return;
+    ctx_model_init(cm, 1, 1, 0, 1);
+    for (uint64_t i = 0; i < pixels; i++) {
+        if (run < bands && i == (uint64_t)seg_run(v->nseg, run, bands) << v->seg_log2) {
+            ctx_model *at = &snap[run++];
+            at->bin = 1;
+            memcpy(at->sign_n, cm->sign_n, sizeof cm->sign_n);
+            memcpy(at->raw_n, cm->raw_n, sizeof cm->raw_n);
+            memcpy(at->sign_f0, cm->sign_f0, sizeof cm->sign_f0);
+            memcpy(at->raw_f0, cm->raw_f0, sizeof cm->raw_f0);
+        }
+        if (ctx_refresh_due(i)) ctx_model_refresh_bin(cm);
+        int nraw;
+        const int t = ctx_token((uint32_t)(res[i] < 0 ? -res[i] : res[i]), &nraw);
+        ctx_model_count_bin(cm, sbase[i], res[i], t, nraw);
+    }
+    free(cm);
 }
 
 /* The rANS segments of the candidate whose model_pass ran last (ctx,
@@ -522,7 +563,8 @@ static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
  * which makes the same estimates, codes only the final winner. */
 static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, unsigned want,
                                   const lsx_view *dp_given, lsx_view *dp_made, const int32_t *res,
-                                  const uint32_t *act, const uint8_t *itok, uint8_t *ctx, ctx_model *snap,
+                                  const uint32_t *act, const uint8_t *itok, const uint8_t *sbase, uint8_t *ctx,
+                                  ctx_model *snap,
                                   uint8_t *out, size_t cap, enc_best *best, unsigned *mask, aurp_error *err)
 {
     const uint64_t pixels = (uint64_t)v0->W * v0->H;
@@ -572,6 +614,21 @@ static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, u
         size_t len = code_segments(j, cand[k], res, ctx, snap, threads);
         if (len == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", v.W, v.H);
         if (len <= cap) write_stream(out, cand[k], j);
+        if (j->sign_model) {
+            /* the same with the adaptive sign and top raw bit, kept where
+             * strictly smaller (on frames below about 30 000 pixels their
+             * contexts can cost more to learn than they save) */
+            lsx_view on = *cand[k];
+            on.sgn = 1;
+            j->sbase = sbase;
+            sign_pass(&on, res, sbase, snap, threads);
+            const size_t len_on = code_segments(j, &on, res, ctx, snap, threads);
+            if (len_on == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", v.W, v.H);
+            if (len_on < len) {
+                len = len_on;
+                if (len <= cap) write_stream(out, &on, j);
+            }
+        }
         best->est = est;
         best->len = len <= cap ? len : 0;
         *mask = 1u << k;
@@ -590,6 +647,8 @@ typedef struct {
     uint32_t *act;
     uint8_t *itok;
     int32_t *above; /* a row: the cascade's part from the rows above */
+    uint16_t *spre; /* the blend's part of the sign contexts (lsx_sign_pre) */
+    uint8_t *sbase; /* the sign bases (lsx_sign_base) */
 } enc_planes;
 
 /* Pipeline pipe (predictor set v0->set on j->p_ls), without the cascade:
@@ -603,12 +662,12 @@ static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int pipe, int t
     const unsigned want = *mask;
     lsx_view v = *v0;
     v.cas = 0;
-    if (blend_pass(&v, j->u, j->p_ls, pl->e1, pl->p1, pl->emin) != AURP_OK)
+    if (blend_pass(&v, j->u, j->p_ls, pl->e1, pl->p1, pl->emin, pl->spre) != AURP_OK)
         return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", v.W, v.H);
     *mask = 0;
-    final_pass(&v, j->u, NULL, pl->p1, pl->emin, pl->res, pl->act, pl->itok, pl->above);
-    return try_candidates(j, &v, threads, want, NULL, &j->dp_of[pipe], pl->res, pl->act, pl->itok, ctx, snap, out,
-                          cap, best, mask, err);
+    final_pass(&v, j->u, NULL, pl->p1, pl->emin, pl->spre, pl->res, pl->act, pl->itok, pl->sbase, pl->above);
+    return try_candidates(j, &v, threads, want, NULL, &j->dp_of[pipe], pl->res, pl->act, pl->itok, pl->sbase, ctx,
+                          snap, out, cap, best, mask, err);
 }
 
 /* The winner of try_residuals (pipeline pipe, set v0->set, context
@@ -622,10 +681,10 @@ static aurp_status try_cascade(enc_job *j, const lsx_view *v0, int pipe, int thr
     lsx_view v = *v0;
     v.cas = 0;
     if (!lsx_cas_fit(&v, pl->e1, pl->ec, threads)) return AURP_OK;
-    final_pass(&v, j->u, pl->ec, pl->p1, pl->emin, pl->res, pl->act, pl->itok, pl->above);
+    final_pass(&v, j->u, pl->ec, pl->p1, pl->emin, pl->spre, pl->res, pl->act, pl->itok, pl->sbase, pl->above);
     unsigned mask = 0;
-    return try_candidates(j, &v, threads, want, &j->dp_of[pipe], NULL, pl->res, pl->act, pl->itok, ctx, snap, out,
-                          cap, best, &mask, err);
+    return try_candidates(j, &v, threads, want, &j->dp_of[pipe], NULL, pl->res, pl->act, pl->itok, pl->sbase, ctx,
+                          snap, out, cap, best, &mask, err);
 }
 
 /* The LS predictions of params lp into j->p_ls (all bands). */
@@ -640,11 +699,11 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
                              int threads, uint8_t *out, size_t cap, size_t *out_len,
                              aurp_error *err)
 {
-    return lsx_image_encode_set(u, W, H, p, LSX_WRITE_SET, threads, out, cap, out_len, err);
+    return lsx_image_encode_set(u, W, H, p, LSX_WRITE_SET, LSX_SIGN_MODEL, threads, out, cap, out_len, err);
 }
 
 aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p, int row_set,
-                                 int threads, uint8_t *out, size_t cap, size_t *out_len, aurp_error *err)
+                                 int sign_model, int threads, uint8_t *out, size_t cap, size_t *out_len, aurp_error *err)
 {
     *out_len = 0;
     if (row_set != 2 && row_set != 3) return aurp_fail(err, AURP_ERR_PARAM, "lsmix: row-member set %d", row_set);
@@ -661,21 +720,22 @@ aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, cons
     if (threads > MAX_THREADS) threads = MAX_THREADS;
 
     aurp_status st = AURP_OK;
-    enc_job j = {.u = u, .W = W, .H = H, .p = v.p};
+    enc_job j = {.u = u, .W = W, .H = H, .p = v.p, .sign_model = sign_model};
     atomic_init(&j.failed, 0);
     j.p_ls = malloc((size_t)pixels * sizeof *j.p_ls);
     enc_planes pl = {malloc((size_t)pixels * sizeof *pl.e1), malloc((size_t)pixels * sizeof *pl.emin),
                      malloc((size_t)pixels * sizeof *pl.res), malloc((size_t)pixels * sizeof *pl.p1),
                      malloc((size_t)pixels * sizeof *pl.ec), malloc((size_t)pixels * sizeof *pl.act),
-                     malloc((size_t)pixels), malloc((size_t)W * sizeof *pl.above)};
+                     malloc((size_t)pixels), malloc((size_t)W * sizeof *pl.above),
+                     malloc((size_t)pixels * sizeof *pl.spre), malloc((size_t)pixels)};
     uint8_t *ctx = malloc((size_t)pixels);
     ctx_model *snap = malloc((size_t)coding_bands(&v, threads) * sizeof *snap);
     j.seg_cap = 4 + 4 * ((size_t)1 << LSX_SEG_LOG2);
     j.seg_buf = malloc((size_t)v.nseg * j.seg_cap);
     j.seg_len = malloc((size_t)v.nseg * sizeof *j.seg_len);
     j.log2_freq = malloc((((size_t)1 << CTX_PROB_BITS) + 1) * sizeof *j.log2_freq);
-    if (!j.p_ls || !pl.e1 || !pl.emin || !pl.res || !pl.p1 || !pl.ec || !pl.act || !pl.itok || !pl.above || !ctx ||
-        !snap || !j.seg_buf || !j.seg_len || !j.log2_freq) {
+    if (!j.p_ls || !pl.e1 || !pl.emin || !pl.res || !pl.p1 || !pl.ec || !pl.act || !pl.itok || !pl.above ||
+        !pl.spre || !pl.sbase || !ctx || !snap || !j.seg_buf || !j.seg_len || !j.log2_freq) {
         st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", W, H);
         goto done;
     }
@@ -727,7 +787,7 @@ aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, cons
                 st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
                 goto done;
             }
-            if (blend_pass(&v, j.u, j.p_ls, pl.e1, pl.p1, pl.emin) != AURP_OK) {
+            if (blend_pass(&v, j.u, j.p_ls, pl.e1, pl.p1, pl.emin, pl.spre) != AURP_OK) {
                 st = aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", W, H);
                 goto done;
             }
@@ -748,6 +808,8 @@ done:
     free(pl.act);
     free(pl.itok);
     free(pl.above);
+    free(pl.spre);
+    free(pl.sbase);
     free(ctx);
     free(snap);
     free(j.seg_buf);
@@ -860,7 +922,7 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         }
         if (ctx_refresh_due(d->i)) ctx_model_refresh(d->cm);
         int32_t emin = 0, z[4] = {0};
-        uint16_t pred;
+        uint16_t pred, pre = LSX_SIGN_PRE_ROW0;
         double pp[LSX_NPRED];
         if (m == 0) {
             pred = edge_prediction(cur, n);
@@ -869,17 +931,26 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
             pp[1] = lsx_cm_predict(s, n);
             lsx_sources(s, cur, m, n, pp[0], z);
             lsx_row_predict(s, n, z, pp);
-            pred = lsx_blend(s, m, n, pp, &emin);
+            const double bl = lsx_blend(s, m, n, pp, &emin);
+            pred = aurp_round_clamp(bl);
+            if (v->sgn) pre = lsx_sign_pre(bl, pred, pp[0], pp[s->np - 1]);
         }
         const int32_t pred1 = pred;
+        int32_t acc = 0;
         if (v->cas && m > 0) {
             const int64_t i = (int64_t)(m - d->ec_m0) * W + n;
-            pred = lsx_cas_apply(pred1, lsx_cas_round(lsx_cas_raster(v->cas_w, v->cas_wrev, d->ec, i) + above[n]));
+            acc = lsx_cas_raster(v->cas_w, v->cas_wrev, d->ec, i) + above[n];
+            pred = lsx_cas_apply(pred1, lsx_cas_round(acc));
         }
         int c = context_at(v, r0, r1, r2, n, emin, pred);
         int32_t e;
         if (d->carry.open && (d->i & seg_mask) >= LSX_CARRY_PIXELS && lsx_carry_close(&d->carry) != 0) return -1;
-        if (d->carry.open) { /* the segment's first pixels: symbols from the carry while they fit */
+        const int sb = v->sgn ? lsx_sign_base(pre, acc, pred, pred1) : -1;
+        if (v->sgn) { /* the adaptive sign and top raw bit (lsmix_sign.h), the carry open or not */
+            const int was_open = d->carry.open;
+            if (ctx_decode_residual_bin(&d->dec, d->cm, c, was_open ? &d->carry : NULL, sb, &e) != 0) return -1;
+            if (was_open && !d->carry.open && lsx_carry_close(&d->carry) != 0) return -1;
+        } else if (d->carry.open) { /* the segment's first pixels: symbols from the carry while they fit */
             if (ctx_decode_residual_carry(&d->dec, d->cm, c, &d->carry, &e) != 0) return -1;
             if (!d->carry.open && lsx_carry_close(&d->carry) != 0) return -1;
         } else if (ctx_decode_residual(&d->dec, d->cm, c, &e) != 0) {
@@ -891,7 +962,9 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         r0[n] = e;
         if (v->cas) ec_row[n] = lsx_cas_clipped(x - pred1, v->cas_clip);
         int nraw;
-        ctx_model_count(d->cm, c, ctx_token((uint32_t)(e < 0 ? -e : e), &nraw));
+        const int t = ctx_token((uint32_t)(e < 0 ? -e : e), &nraw);
+        ctx_model_count(d->cm, c, t);
+        if (v->sgn) ctx_model_count_bin(d->cm, sb, e, t, nraw);
         if (m == 0)
             for (int k = 0; k < LSX_NPRED; k++) pp[k] = pred;
         lsx_record(s, m, n, cur[n], pp, z);
@@ -952,7 +1025,7 @@ aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint3
          * (the target there; the lags lie left of it) */
         need[d.nb] = d.bands[d.nb].hi;
     }
-    ctx_model_init(d.cm, v.nctx * v.nib, v.nib, v.prior);
+    ctx_model_init(d.cm, v.nctx * v.nib, v.nib, v.prior, v.sgn);
     dec_keep_column_means(&d, 0);
     int bad = aurp_decode_wavefront(threads, W, H, nb, need, dec_prepare, dec_reconstruct, &d);
     if (bad == -2)

@@ -523,7 +523,7 @@ static inline int32_t *err_at(const lsx_state *s, uint32_t m, uint32_t n)
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
-uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin)
+double lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, int32_t *emin)
 {
     const int32_t *cur = err_at(s, m, n), *up = err_at(s, m + 1, n);
     lanes_i32 w_, nw, n_, ne, ww, col;
@@ -564,7 +564,7 @@ uint16_t lsx_blend(const lsx_state *s, uint32_t m, uint32_t n, const double *p, 
         num = num + w[k] * p[k];
         den = den + w[k];
     }
-    return aurp_round_clamp(num / den);
+    return num / den;
 }
 
 void lsx_sources(lsx_state *s, const uint16_t *cur, uint32_t m, uint32_t n, double p_ls, int32_t *z)

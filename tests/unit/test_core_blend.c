@@ -51,7 +51,7 @@ Test(core_blend, vector_blend_is_the_scalar_definition)
                     }
                     table_pixels += inside, other_pixels += !inside;
                     int32_t emin = -1, emin_ref = -1;
-                    const uint16_t pred = lsx_blend(&s, M, n, p, &emin);
+                    const uint16_t pred = aurp_round_clamp(lsx_blend(&s, M, n, p, &emin));
                     const uint16_t ref = lsx_blend_at(s.np, local, col, s.colerr_w, ctx_w, kind, p, &emin_ref);
                     cr_assert(pred == ref && emin == emin_ref,
                               "set %d bg %d scale %u column %u: %u (Emin %d), the definition %u (Emin %d)", s.set,

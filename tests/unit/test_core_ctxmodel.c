@@ -42,8 +42,8 @@ Test(core_ctxmodel, skipped_refresh_is_the_full_refresh)
     const int shapes[][3] = {{16, 1, 0}, {48, 3, 1}, {CTX_MAX, 4, 1}, {8, 2, 0}}; /* nctx x nib, nib, prior */
     long skipped = 0, refreshed = 0;
     for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
-        ctx_model_init(&skip, shapes[si][0], shapes[si][1], shapes[si][2]);
-        ctx_model_init(&full, shapes[si][0], shapes[si][1], shapes[si][2]);
+        ctx_model_init(&skip, shapes[si][0], shapes[si][1], shapes[si][2], 0);
+        ctx_model_init(&full, shapes[si][0], shapes[si][1], shapes[si][2], 0);
         assert_same_model(&skip, &full, -1);
         const int nctx = skip.nctx;
         for (int step = 0; step < 300; step++) {
@@ -97,7 +97,7 @@ Test(core_ctxmodel, size_estimate_follows_the_coded_length)
     const double scales[] = {0.3, 3, 40, 900};
     uint32_t rng = 5;
     for (size_t si = 0; si < sizeof scales / sizeof *scales; si++) {
-        ctx_model_init(&cm, 8, 1, 1);
+        ctx_model_init(&cm, 8, 1, 1, 0);
         uint64_t bits = 0;
         size_t ns = 0;
         for (uint64_t i = 0; i < 16384; i++) {
@@ -110,7 +110,7 @@ Test(core_ctxmodel, size_estimate_follows_the_coded_length)
             int nraw;
             const int t = ctx_token((uint32_t)(e < 0 ? -e : e), &nraw);
             bits += lsx_token_cost_q16(cm.freq[k][t], t, CTX_PROB_BITS);
-            ns += (size_t)ctx_symbols(&cm, k, e, 0, 0, sym + ns);
+            ns += (size_t)ctx_symbols(&cm, k, e, 0, 0, -1, sym + ns);
             ctx_model_count(&cm, k, t);
         }
         const size_t len = ctx_rans_encode(sym, ns, AURP_RANS_L, out, sizeof out);

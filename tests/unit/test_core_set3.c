@@ -123,7 +123,7 @@ static uint8_t *stream_of(sim_kind kind, uint32_t w, uint32_t h, uint64_t seed, 
     size_t cap = aurp_image_bound(w, h);
     uint8_t *s = malloc(cap);
     aurp_error err = {{0}};
-    cr_assert_eq(lsx_image_encode_set(*u, w, h, &p, row_set, 2, s, cap, len, &err), AURP_OK, "%s", err.msg);
+    cr_assert_eq(lsx_image_encode_set(*u, w, h, &p, row_set, LSX_SIGN_MODEL, 2, s, cap, len, &err), AURP_OK, "%s", err.msg);
     return s;
 }
 
@@ -164,7 +164,7 @@ Test(core_set3, curved_orders_write_set_3_smaller_than_set_2, .timeout = 300)
     s3[23] &= (uint8_t)~2u;
     cr_assert_eq(lsx_image_decode(s3, len3, W, H, 1, u2, &err), AURP_ERR_CORRUPT);
     cr_assert(strstr(err.msg, "set 3 without BG"), "%s", err.msg);
-    cr_assert_eq(lsx_image_encode_set(u, W, H, &p, 4, 1, s, cap, &len, &err), AURP_ERR_PARAM);
+    cr_assert_eq(lsx_image_encode_set(u, W, H, &p, 4, 1, 1, s, cap, &len, &err), AURP_ERR_PARAM);
     free(s);
     free(s2);
     free(s3);
