@@ -278,10 +278,12 @@ typedef struct {
 } enc_job;
 
 /* The encoder's best candidate so far: its estimate (model_pass; 0: none
- * yet) and the length of its stream in out (0: it did not fit). */
+ * yet), the length of its stream in out (0: it did not fit) and its view
+ * (predictor set, cascade stage, contexts). */
 typedef struct {
     uint64_t est;
     size_t len;
+    lsx_view view;
 } enc_best;
 
 static void predict_band(void *arg, int bi)
@@ -563,8 +565,7 @@ static void write_stream(uint8_t *out, const lsx_view *v, const enc_job *j)
  * which makes the same estimates, codes only the final winner. */
 static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, unsigned want,
                                   const lsx_view *dp_given, lsx_view *dp_made, const int32_t *res,
-                                  const uint32_t *act, const uint8_t *itok, const uint8_t *sbase, uint8_t *ctx,
-                                  ctx_model *snap,
+                                  const uint32_t *act, const uint8_t *itok, uint8_t *ctx, ctx_model *snap,
                                   uint8_t *out, size_t cap, enc_best *best, unsigned *mask, aurp_error *err)
 {
     const uint64_t pixels = (uint64_t)v0->W * v0->H;
@@ -614,23 +615,9 @@ static aurp_status try_candidates(enc_job *j, const lsx_view *v0, int threads, u
         size_t len = code_segments(j, cand[k], res, ctx, snap, threads);
         if (len == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", v.W, v.H);
         if (len <= cap) write_stream(out, cand[k], j);
-        if (j->sign_model) {
-            /* the same with the adaptive sign and top raw bit, kept where
-             * strictly smaller (on frames below about 30 000 pixels their
-             * contexts can cost more to learn than they save) */
-            lsx_view on = *cand[k];
-            on.sgn = 1;
-            j->sbase = sbase;
-            sign_pass(&on, res, sbase, snap, threads);
-            const size_t len_on = code_segments(j, &on, res, ctx, snap, threads);
-            if (len_on == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", v.W, v.H);
-            if (len_on < len) {
-                len = len_on;
-                if (len <= cap) write_stream(out, &on, j);
-            }
-        }
         best->est = est;
         best->len = len <= cap ? len : 0;
+        best->view = *cand[k];
         *mask = 1u << k;
     }
     return AURP_OK;
@@ -666,8 +653,8 @@ static aurp_status try_residuals(enc_job *j, const lsx_view *v0, int pipe, int t
         return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory for the predictors", v.W, v.H);
     *mask = 0;
     final_pass(&v, j->u, NULL, pl->p1, pl->emin, pl->spre, pl->res, pl->act, pl->itok, pl->sbase, pl->above);
-    return try_candidates(j, &v, threads, want, NULL, &j->dp_of[pipe], pl->res, pl->act, pl->itok, pl->sbase, ctx,
-                          snap, out, cap, best, mask, err);
+    return try_candidates(j, &v, threads, want, NULL, &j->dp_of[pipe], pl->res, pl->act, pl->itok, ctx, snap, out,
+                          cap, best, mask, err);
 }
 
 /* The winner of try_residuals (pipeline pipe, set v0->set, context
@@ -683,8 +670,32 @@ static aurp_status try_cascade(enc_job *j, const lsx_view *v0, int pipe, int thr
     if (!lsx_cas_fit(&v, pl->e1, pl->ec, threads)) return AURP_OK;
     final_pass(&v, j->u, pl->ec, pl->p1, pl->emin, pl->spre, pl->res, pl->act, pl->itok, pl->sbase, pl->above);
     unsigned mask = 0;
-    return try_candidates(j, &v, threads, want, &j->dp_of[pipe], NULL, pl->res, pl->act, pl->itok, pl->sbase, ctx,
-                          snap, out, cap, best, &mask, err);
+    return try_candidates(j, &v, threads, want, &j->dp_of[pipe], NULL, pl->res, pl->act, pl->itok, ctx, snap, out,
+                          cap, best, &mask, err);
+}
+
+/* The winner best->view (its blend pass in pl) coded again with the
+ * adaptive sign and top raw bit (header byte 23 bit 6), its stream kept
+ * where strictly smaller: on frames below about 30 000 pixels their 112
+ * contexts can cost more to learn than they save (research round 40).
+ * Its residuals and contexts are made again first (a later candidate's
+ * or the cascade trial's may be in the planes). */
+static aurp_status try_sign_model(enc_job *j, const enc_planes *pl, uint8_t *ctx, ctx_model *snap, int threads,
+                                  uint8_t *out, size_t cap, enc_best *best, aurp_error *err)
+{
+    lsx_view on = best->view;
+    on.sgn = 1;
+    final_pass(&on, j->u, pl->ec, pl->p1, pl->emin, pl->spre, pl->res, pl->act, pl->itok, pl->sbase, pl->above);
+    model_pass(j, &on, pl->res, pl->act, pl->itok, ctx, snap, threads);
+    sign_pass(&on, pl->res, pl->sbase, snap, threads);
+    j->sbase = pl->sbase;
+    const size_t len = code_segments(j, &on, pl->res, ctx, snap, threads);
+    if (len == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", on.W, on.H);
+    if (len <= cap && (best->len == 0 || len < best->len)) { /* (0: the stream without did not fit) */
+        write_stream(out, &on, j);
+        best->len = len;
+    }
+    return AURP_OK;
 }
 
 /* The LS predictions of params lp into j->p_ls (all bands). */
@@ -754,7 +765,7 @@ aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, cons
      * memory) with every context candidate.  (Set 1, set 2 without RL and
      * with AF, is no longer written: set 2 was smaller wherever set 1 had
      * won; set 3 is set 2 with LG, RC and BR for CM, AL and BG.)  Then the winner with the cascade stage. */
-    enc_best best = {0, 0};
+    enc_best best = {.est = 0, .len = 0};
     j.ls_bands = (uint32_t)threads < W ? threads : (int)W;
     int win = -1, ls_now = 0, planes_of = -1; /* planes_of: the pipeline whose blend pass pl holds */
     unsigned win_kind = 0, mask = ~0u;
@@ -778,7 +789,7 @@ aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, cons
         planes_of = pipe;
         if (st == AURP_OK && mask != 0) win = pipe, win_kind = mask;
     }
-    if (st == AURP_OK && LSX_CASCADE && win >= 0) {
+    if (st == AURP_OK && win >= 0) {
         v.set = win == 0 ? 0 : row_set;
         v.p = ls_of[win == 2];
         v.cas = 0;
@@ -792,7 +803,9 @@ aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, cons
                 goto done;
             }
         }
-        st = try_cascade(&j, &v, win, threads, win_kind, &pl, ctx, snap, out, cap, &best, err);
+        if (LSX_CASCADE) st = try_cascade(&j, &v, win, threads, win_kind, &pl, ctx, snap, out, cap, &best, err);
+        /* then the winner, its blend pass in pl, with the adaptive sign */
+        if (st == AURP_OK && sign_model) st = try_sign_model(&j, &pl, ctx, snap, threads, out, cap, &best, err);
     }
     if (st == AURP_OK && best.est != 0 && best.len == 0)
         st = aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small", W, H, cap);

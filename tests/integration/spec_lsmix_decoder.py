@@ -6,6 +6,7 @@ decode_lsmix(payload) takes an image chunk's payload (method 2) and returns
 (W, H, rows of pixel values); it raises Bad where a check of 3.1-3.5
 fails.  opts["ref"] (rows of the expected pixels) makes the first
 difference an error that names its pixel and its context."""
+import math
 import struct
 from pathlib import Path
 
@@ -124,6 +125,19 @@ class Rans:
         self.renorm()
         return slot
 
+    def dec_binary(self, f0):
+        # 3.3: a binary symbol of P = 12, frequency f0 for 0
+        x = self.x
+        slot = x & 4095
+        if slot < f0:
+            self.x = f0 * (x >> 12) + slot
+            b = 0
+        else:
+            self.x = (4096 - f0) * (x >> 12) + slot - f0
+            b = 1
+        self.renorm()
+        return b
+
     def dec_token(self, f, cum):
         x = self.x
         slot = x & 0x7FFF
@@ -176,10 +190,10 @@ def decode_lsmix(buf, opts=None):
     ib = ibs[:I - 1]
     chk(all(v == 0 for v in ibs[I - 1:]), "unused ib bytes")
     chk(all(ib[i] < ib[i + 1] for i in range(len(ib) - 1)) and all(v < 64 for v in ib), "ib order")
-    chk(flags & ~63 == 0, "flags")
+    chk(flags & ~127 == 0, "flags")
     chk(not (flags & 16) or (flags & 4), "bit4 w/o bit2")
     chk(not (flags & 32) or (flags & 8), "bit5 w/o bit3")
-    F_PRIOR, F_BG, F_CASC, F_NOLEN, F_WIDE, F_CARRY = [bool(flags & (1 << i)) for i in range(6)]
+    F_PRIOR, F_BG, F_CASC, F_NOLEN, F_WIDE, F_CARRY, F_SIGN = [bool(flags & (1 << i)) for i in range(7)]
     chk(pset <= 3 and (pset < 2 or F_BG), "predictor set")
     weighted = pset == 3 and fsh == 1
     chk(W >= 1 and H >= 1 and W * H < 2 ** 32, "W/H")
@@ -248,7 +262,25 @@ def decode_lsmix(buf, opts=None):
     freqs = [None] * ncx
     cums = [None] * ncx
 
+    # 3.3's binary contexts (byte 23 bit 6): counts [n0, n1] and f0
+    sgn_n = [[0, 0] for _ in range(48)]
+    raw_n = [[0, 0] for _ in range(64)]
+    sgn_f0 = [2048] * 48
+    raw_f0 = [2048] * 64
+
+    def bin_f0(nn):
+        if nn[0] + nn[1] > 1023:
+            nn[0] = (nn[0] + 1) >> 1
+            nn[1] = (nn[1] + 1) >> 1
+        f1 = ((2 * nn[1] + 1) * 4096) // (2 * (nn[0] + nn[1]) + 2)
+        return 4096 - max(32, min(4064, f1))
+
     def refresh():
+        if F_SIGN:
+            for c in range(48):
+                sgn_f0[c] = bin_f0(sgn_n[c])
+            for c in range(64):
+                raw_f0[c] = bin_f0(raw_n[c])
         for c in range(ncx):
             cnt = counts[c]
             if sum(cnt) > 65536:
@@ -307,6 +339,20 @@ def decode_lsmix(buf, opts=None):
             chk(carry_c == 0, "carry bits not taken are not 0")
             carry_open = False
         return rans.dec_uniform(Pb)
+
+    def carried(Pb):
+        # Pb bits from the open carry where they fit (None: not carried; the carry closes)
+        nonlocal carry_open, carry_c, carry_bits
+        if not carry_open:
+            return None
+        if Pb <= carry_bits:
+            v = carry_c & ((1 << Pb) - 1)
+            carry_c >>= Pb
+            carry_bits -= Pb
+            return v
+        chk(carry_c == 0, "carry bits not taken are not 0")
+        carry_open = False
+        return None
 
     def end_segment(s):
         nonlocal carry_c, carry_open
@@ -419,6 +465,7 @@ def decode_lsmix(buf, opts=None):
                 carry_open = False
             # ---------- predictions
             Emin = 0
+            r_, mb_, acc = 0, 0, 0
             if m == 0:
                 P1 = 0 if n == 0 else xm[n - 1]
                 preds = [float(P1)] * nmem
@@ -584,8 +631,13 @@ def decode_lsmix(buf, opts=None):
                         w = 1.0 / (t * t * t)
                     num = num + w * preds[k]
                     den = den + w
-                P1 = round_clamp(num / den)
+                bl = num / den
+                P1 = round_clamp(bl)
                 Emin = min(Ectx)
+                # 3.3: the blend's part of the sign context
+                y_ = (bl - float(P1)) * 1024.0
+                r_ = -512 if not (y_ > -512.0) else 511 if y_ >= 511.0 else math.floor(y_)
+                mb_ = (1 if preds[0] > bl else 0) + (2 if preds[nmem - 1] > bl else 0)
             # ---------- cascade
             pred = P1
             if F_CASC and m >= 1:
@@ -621,19 +673,33 @@ def decode_lsmix(buf, opts=None):
             ctx = acl * I + bcl
             # ---------- symbols
             tok = rans.dec_token(freqs[ctx], cums[ctx])
+            D_ = r_ + acc - 1024 * (pred - P1)
+            sctx = 3 * (4 * mb_ + (D_ >= -256) + (D_ >= 0) + (D_ >= 256)) + (tok >= 4) + (tok >= 16)
+            nraw = 0
             if tok < 16:
                 v = tok
             else:
                 bb = (tok - 16) // 4 + 4
-                raw = take_uniform(bb - 2, pis)
+                nraw = bb - 2
+                raw = carried(nraw) if F_SIGN else take_uniform(nraw, pis)
+                if raw is None:  # the top raw bit adaptive, then the others uniform
+                    top = rans.dec_binary(raw_f0[tok])
+                    raw = (top << (nraw - 1)) + (rans.dec_uniform(nraw - 1) if nraw > 1 else 0)
                 v = ((4 + ((tok - 16) & 3)) << (bb - 2)) + raw
                 chk(v <= 65535, "token value > 65535")
             if v > 0:
-                sg_ = take_uniform(1, pis)
+                sg_ = carried(1) if F_SIGN else take_uniform(1, pis)
+                if sg_ is None:
+                    sg_ = rans.dec_binary(sgn_f0[sctx])
                 e = -v if sg_ else v
             else:
                 e = 0
             counts[ctx][tok] += 1
+            if F_SIGN:
+                if v > 0:
+                    sgn_n[sctx][1 if e < 0 else 0] += 1
+                if nraw > 0:
+                    raw_n[tok][(v >> (nraw - 1)) & 1] += 1
             xv = pred + e
             chk(0 <= xv <= 65535, "reconstructed value out of range at %d,%d" % (m, n))
             xm[n] = xv

@@ -3,8 +3,8 @@ spec_lsmix_decoder.py, written from the specification alone (by a reader
 who saw no source of the codec), restores the image of lsmix golden
 streams pixel for pixel: the predictor sets 0, 1, 2 and 3 (with its
 weighted LS training), BG, the cascade's
-narrow support, the segments with and without their lengths and the
-carry.  Python is slow, so the largest streams (1024 x 64 and 96 rows) are
+narrow support, the segments with and without their lengths, the
+carry, and the adaptive sign and top raw bit.  Python is slow, so the largest streams (1024 x 64 and 96 rows) are
 left out; the decoder reproduced them too when it was written."""
 import struct
 
@@ -21,7 +21,8 @@ CASES = [
     ("lsmix_20000px", "lsmix_20000px"),  # set 0 with BG, K = 1, M = 3
     ("lsmix_degenerate", "lsmix_degenerate"),  # set 3, K = 16, M = 17, singular systems
     ("lsmix_spectrum", "lsmix_spectrum"),  # set 3 with f = 1: the weighted LS training
-    ("lsmix_echelle", "lsmix_echelle"),  # set 3 with f = 1 and the cascade
+    ("lsmix_echelle", "lsmix_echelle"),  # set 3 with f = 1, the cascade and the adaptive sign
+    ("v7_lsmix_echelle", "lsmix_echelle"),  # the same without the adaptive sign
     ("lsmix_echelle_arc", "lsmix_echelle_arc"),  # set 3 with f = 2 and the cascade
     ("lsmix_trex16", "lsmix_trex16"),  # a real frame, 1024 x 16
     ("lsmix_edges", "lsmix_edges"),  # K' = 0, counts halved, a last segment carried whole
@@ -67,9 +68,9 @@ def test_the_cases_cover_what_they_claim():
     for stream, _ in CASES:
         _, p = image_chunk((GOLDEN / f"{stream}.aurp").read_bytes())
         seen.add(("set", p[22]))
-        seen.update(("flag", b) for b in range(6) if p[23] >> b & 1)
+        seen.update(("flag", b) for b in range(7) if p[23] >> b & 1)
     assert {("set", 0), ("set", 1), ("set", 2), ("set", 3)} <= seen
-    assert {("flag", b) for b in range(6) if b != 4} <= seen  # the wide support: lsmix_trex96, too slow here
+    assert {("flag", b) for b in range(7) if b != 4} <= seen  # the wide support: lsmix_trex96, too slow here
 
 
 def test_a_damaged_stream_is_refused_by_the_specifications_checks():

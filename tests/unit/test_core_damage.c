@@ -234,7 +234,7 @@ Test(core_damage, lsmix_unknown_header_flags_are_refused)
     for (int v = 16; v < 256; v++) {
         s[23] = (uint8_t)v;
         const aurp_status st = aurp_image_decode(s, len, w, h, 1, back, &err);
-        if (v >> 6 || ((v & 16) && !(v & 4)) || ((v & 32) && !(v & 8))) {
+        if (v >> 7 || ((v & 16) && !(v & 4)) || ((v & 32) && !(v & 8))) {
             cr_assert_eq(st, AURP_ERR_CORRUPT, "flags %#x", v);
             cr_assert(strstr(err.msg, "header flags"), "flags %#x: %s", v, err.msg);
         } else if ((v & ~32) != (flags & ~32)) { /* a wide cascade block read where there is none, or other
