@@ -296,8 +296,8 @@ int ctx_rans_dec_at_start_state(const ctx_rans_dec *d);
 #define LSX_CAS_WIDE 1      /* the encoder weighs the wide support in the rows above (header byte 23 bit 4) */
 #define LSX_CARRY 1         /* new streams carry a segment's first uniform symbols in the state of the
                              * one before (header byte 23 bit 5; lsmix_carry.h) */
-#define LSX_SIGN_MODEL 1    /* the encoder codes its winner with the adaptive sign and top raw bit too and
-                             * keeps the smaller stream (header byte 23 bit 6; lsmix_sign.h) */
+#define LSX_SIGN_MODEL 1    /* the encoder codes its winner with the adaptive sign and top raw bit where
+                             * their estimate wins (header byte 23 bit 6; lsmix_sign.h) */
 #define LSX_SEG_LENGTHS 0   /* new streams leave out the segments' lengths (3.1: a decoder finds each
                              * segment's end where its last pixel leaves the coder's initial state) */
 
@@ -420,9 +420,9 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
                              int threads, uint8_t *out, size_t cap, size_t *out_len,
                              aurp_error *err);
 /* lsx_image_encode with the row-member set row_set (2 or 3) in place of
- * LSX_WRITE_SET and sign_model (0: never the adaptive sign and top raw
- * bit) in place of LSX_SIGN_MODEL: the tests write every form that
- * decoders read. */
+ * LSX_WRITE_SET and sign_model in place of LSX_SIGN_MODEL (the adaptive
+ * sign and top raw bit: 0 never, 1 where their estimate wins, 2 always):
+ * the tests write every form that decoders read. */
 aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p, int row_set,
                                  int sign_model, int threads, uint8_t *out, size_t cap, size_t *out_len, aurp_error *err);
 aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint32_t H,

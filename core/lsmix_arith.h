@@ -238,8 +238,9 @@ static inline AURP_HD double lsx_blend_weight(int32_t e, int kind)
 }
 
 /* The blend of predictions p[0..np-1] with error levels e[0..np-1],
- * rounded and clamped. */
-static inline AURP_HD uint16_t lsx_blend_of(int np, const int32_t *e, const double *p, int kind)
+ * unrounded (num / den): aurp_round_clamp of it is the prediction P1, and
+ * the adaptive sign's context reads it (lsmix_sign.h). */
+static inline AURP_HD double lsx_blend_of(int np, const int32_t *e, const double *p, int kind)
 {
     double num = 0.0, den = 0.0;
     for (int k = 0; k < np; k++) {
@@ -247,14 +248,14 @@ static inline AURP_HD uint16_t lsx_blend_of(int np, const int32_t *e, const doub
         num = num + w * p[k];
         den = den + w;
     }
-    return aurp_round_clamp(num / den);
+    return num / den;
 }
 
 /* The blend at one pixel (3.2): member k's error level is its neighbours'
  * errors local[k] (lsx_error_level without the column term) plus its
  * column error level col[k] weighted colerr_w in the blend and colerr_ctx_w
  * in the context's Emin (written to *emin); kind: lsx_blend_kind. */
-static inline AURP_HD uint16_t lsx_blend_at(int np, const int32_t *local, const int32_t *col, int colerr_w,
+static inline AURP_HD double lsx_blend_at(int np, const int32_t *local, const int32_t *col, int colerr_w,
                                             int colerr_ctx_w, int kind, const double *p, int32_t *emin)
 {
     int32_t e[LSX_NPRED];

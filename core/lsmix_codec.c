@@ -495,8 +495,11 @@ static uint64_t model_pass(const enc_job *j, const lsx_view *v, const int32_t *r
 /* The binary contexts of the sign and the top raw bit (lsmix_sign.h) of
  * residuals res with sign bases sbase, walked once in raster order as
  * model_pass walks the tokens: their state where each coding thread's run
- * starts into snap (whose token models model_pass made). */
-static void sign_pass(const lsx_view *v, const int32_t *res, const uint8_t *sbase, ctx_model *snap, int threads)
+ * starts into snap (whose token models model_pass made), and the
+ * estimate (lsx_sign_estimate) of their symbols' bits coded with them,
+ * est[0], and as uniform bits, est[1]. */
+static void sign_pass(const enc_job *j, const lsx_view *v, const int32_t *res, const uint8_t *sbase,
+                      ctx_model *snap, int threads, uint64_t est[2])
 {
     const uint64_t pixels = (uint64_t)v->W * v->H;
     const uint32_t bands = coding_bands(v, threads);
@@ -515,7 +518,18 @@ static void sign_pass(const lsx_view *v, const int32_t *res, const uint8_t *sbas
         }
         if (ctx_refresh_due(i)) ctx_model_refresh_bin(cm);
         int nraw;
-        const int t = ctx_token((uint32_t)(res[i] < 0 ? -res[i] : res[i]), &nraw);
+        const uint32_t mag = (uint32_t)(res[i] < 0 ? -res[i] : res[i]);
+        const int t = ctx_token(mag, &nraw);
+        if (mag != 0) {
+            const uint32_t f0 = cm->sign_f0[lsx_sign_ctx(sbase[i], t)];
+            est[0] += lsx_bin_cost_q16(res[i] < 0 ? (1u << LSX_BIN_BITS) - f0 : f0, j->log2_freq);
+            est[1] += 1u << LSX_COST_Q;
+        }
+        if (nraw > 0) {
+            const uint32_t f0 = cm->raw_f0[t];
+            est[0] += lsx_bin_cost_q16(mag >> (nraw - 1) & 1 ? (1u << LSX_BIN_BITS) - f0 : f0, j->log2_freq);
+            est[1] += 1u << LSX_COST_Q;
+        }
         ctx_model_count_bin(cm, sbase[i], res[i], t, nraw);
     }
     free(cm);
@@ -675,26 +689,29 @@ static aurp_status try_cascade(enc_job *j, const lsx_view *v0, int pipe, int thr
 }
 
 /* The winner best->view (its blend pass in pl) coded again with the
- * adaptive sign and top raw bit (header byte 23 bit 6), its stream kept
- * where strictly smaller: on frames below about 30 000 pixels their 112
- * contexts can cost more to learn than they save (research round 40).
- * Its residuals and contexts are made again first (a later candidate's
- * or the cascade trial's may be in the planes). */
+ * adaptive sign and top raw bit (header byte 23 bit 6) where their
+ * estimate (sign_pass) is below the uniform bits they replace, or
+ * always (sign_model 2: the tests): on frames below about 30 000 pixels
+ * their 112 contexts can cost more to learn than they save (research
+ * round 40).  An estimate, not the two streams' lengths, decides, so that
+ * the GPU encoder codes the winner once.  Its residuals and contexts are
+ * made again first (a later candidate's or the cascade trial's may be in
+ * the planes). */
 static aurp_status try_sign_model(enc_job *j, const enc_planes *pl, uint8_t *ctx, ctx_model *snap, int threads,
-                                  uint8_t *out, size_t cap, enc_best *best, aurp_error *err)
+                                  int sign_model, uint8_t *out, size_t cap, enc_best *best, aurp_error *err)
 {
     lsx_view on = best->view;
     on.sgn = 1;
     final_pass(&on, j->u, pl->ec, pl->p1, pl->emin, pl->spre, pl->res, pl->act, pl->itok, pl->sbase, pl->above);
     model_pass(j, &on, pl->res, pl->act, pl->itok, ctx, snap, threads);
-    sign_pass(&on, pl->res, pl->sbase, snap, threads);
+    uint64_t est[2] = {0, 0};
+    sign_pass(j, &on, pl->res, pl->sbase, snap, threads, est);
+    if (!lsx_sign_model_wins(est[0], est[1]) && sign_model != 2) return AURP_OK;
     j->sbase = pl->sbase;
     const size_t len = code_segments(j, &on, pl->res, ctx, snap, threads);
     if (len == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", on.W, on.H);
-    if (len <= cap && (best->len == 0 || len < best->len)) { /* (0: the stream without did not fit) */
-        write_stream(out, &on, j);
-        best->len = len;
-    }
+    best->len = len <= cap ? len : 0;
+    if (len <= cap) write_stream(out, &on, j);
     return AURP_OK;
 }
 
@@ -805,7 +822,8 @@ aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, cons
         }
         if (LSX_CASCADE) st = try_cascade(&j, &v, win, threads, win_kind, &pl, ctx, snap, out, cap, &best, err);
         /* then the winner, its blend pass in pl, with the adaptive sign */
-        if (st == AURP_OK && sign_model) st = try_sign_model(&j, &pl, ctx, snap, threads, out, cap, &best, err);
+        if (st == AURP_OK && sign_model)
+            st = try_sign_model(&j, &pl, ctx, snap, threads, sign_model, out, cap, &best, err);
     }
     if (st == AURP_OK && best.est != 0 && best.len == 0)
         st = aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small", W, H, cap);

@@ -63,20 +63,47 @@ static inline AURP_HD int lsx_sign_base(uint16_t pre, int32_t acc, int32_t pred,
 static inline AURP_HD int lsx_sign_ctx(int b, int t) { return b * 3 + (t >= 4) + (t >= 16); }
 
 /* A binary context's frequency of 0 at a refresh, from its counts n[0],
- * n[1] (halved first, once, where their total is above LSX_BIN_HALVE):
+ * n[1] (halved first, once, where their total is above LSX_BIN_HALVE:
+ * lsx_bin_halve, then lsx_bin_f0):
  * f1 = floor((2 n1 + 1) 2^12 / (2 (n0 + n1) + 2)) clamped to
  * [LSX_BIN_FMIN, 2^12 - LSX_BIN_FMIN], f0 = 2^12 - f1.  A total is at
  * most 1023 + 1024 before the halving (an interval's pixels). */
-static inline AURP_HD uint32_t lsx_bin_refresh(uint32_t *n)
+static inline AURP_HD void lsx_bin_halve(uint32_t *n)
 {
     if (n[0] + n[1] > LSX_BIN_HALVE) {
         n[0] = (n[0] + 1) >> 1;
         n[1] = (n[1] + 1) >> 1;
     }
+}
+static inline AURP_HD uint32_t lsx_bin_f0(uint32_t n0, uint32_t n1)
+{
     const uint32_t one = 1u << LSX_BIN_BITS;
-    uint32_t f1 = ((2 * n[1] + 1) << LSX_BIN_BITS) / (2 * (n[0] + n[1]) + 2);
+    uint32_t f1 = ((2 * n1 + 1) << LSX_BIN_BITS) / (2 * (n0 + n1) + 2);
     f1 = f1 < LSX_BIN_FMIN ? LSX_BIN_FMIN : f1 > one - LSX_BIN_FMIN ? one - LSX_BIN_FMIN : f1;
     return one - f1;
+}
+static inline AURP_HD uint32_t lsx_bin_refresh(uint32_t *n)
+{
+    lsx_bin_halve(n);
+    return lsx_bin_f0(n[0], n[1]);
+}
+
+/* The encoders' estimate (not the format's) of a binary symbol's bits, in
+ * 2^-16 bits, from the frequency f of its value (log2q: lsx_log2_q16 of
+ * every frequency, as the token estimate's table): 12 - log2 f. */
+static inline AURP_HD uint32_t lsx_bin_cost_q16(uint32_t f, const uint32_t *log2q)
+{
+    return ((uint32_t)LSX_BIN_BITS << 16) - log2q[f];
+}
+
+/* The encoders code their winner with the adaptive sign and top raw bit
+ * where the estimate of those symbols' bits, est_on (lsx_bin_cost_q16 of
+ * every pixel's sign and top raw bit under the tables it is coded with,
+ * carried or not), is below est_uniform (2^16 for each of them): exact
+ * integers, so that the CPU and the GPU encoders choose alike. */
+static inline AURP_HD int lsx_sign_model_wins(uint64_t est_on, uint64_t est_uniform)
+{
+    return est_on < est_uniform;
 }
 
 #endif

@@ -443,10 +443,13 @@ __global__ void __launch_bounds__(CAS_FINAL_THREADS)
         for (int q = 0; q < CAS_FINAL_PER; q++) {
             if (n0 + l0 + q >= W) break;
             const uint64_t i = t0 + l0 + q;
-            int32_t pred = (int32_t)x[i] - e1[i]; /* P1 */
+            const int32_t p1 = (int32_t)x[i] - e1[i];
+            int32_t pred = p1;
             if (m > 0) pred = lsx_cas_apply(pred, lsx_cas_round(acc[q]));
             pp.res[i] = (int32_t)x[i] - pred;
             pp.itok[i] = (uint8_t)lsx_intensity_token((uint16_t)pred, off);
+            /* the sign base with the stage's sum (final_pass; 0 in row 0) */
+            if (pp.sbase) pp.sbase[i] = (uint8_t)lsx_sign_base(pp.spre[i], m > 0 ? acc[q] : 0, pred, p1);
         }
     }
 }

@@ -74,6 +74,11 @@ struct lsx_gpu_state {
     int guess_pipe, guess_kind; /* the last frame's winner (-1: none): the trial starts on it early */
     int skip_p2; /* the last frame did not need pipeline 2: it runs only if the choice asks for it */
     int32_t *res[NPIPE];
+    uint16_t *spre[NPIPE];  /* the adaptive sign's blend part (lsx_sign_pre) */
+    uint8_t *sbase[NPIPE];  /* and the sign bases without the cascade */
+    uint8_t *cas_sbase;     /* the cascade trial's sign bases */
+    uint16_t *bin_hist, *bin_f0; /* the winner's binary contexts: counts and tables per interval */
+    unsigned long long *bin_bits; /* [2] their estimate (lsx_gpu_coding.bin_bits) */
     uint32_t *act[NPIPE];
     uint8_t *itok[NPIPE];
     unsigned long long *itok_hist; /* [NPIPE][CTX_TOKENS] */
@@ -109,6 +114,7 @@ struct lsx_gpu_state {
     uint8_t *h_stage;   /* pipes, cands, cand_pipe, as the device holds them */
     uint32_t *h_seg_len;
     unsigned long long *h_bits;
+    unsigned long long *h_bin_bits; /* [2] bin_bits of the winner */
     int *h_dp_ok;
     uint8_t *h_info;
     uint8_t *h_cas; /* R, then md, the weights, the cascade pipeline's classes */
@@ -127,11 +133,14 @@ static void free_buffers(lsx_gpu_state *s)
                    s->rl[0],  s->rl[1],  s->lg,     s->br_l,   s->br_s,  s->br_o,     s->rowmin,
                    s->thr_hist, s->dp_scratch, s->dp_ok, s->cas_res, s->cas_act,
                    s->cas_itok, s->cas_classes, s->cas_itok_hist, s->cas_ec, s->cas_w, s->cas_R, s->cas_Rd, s->cas_md,
-                   s->cas_dm, s->cas_dn, s->cas_pair, s->cas_lag, s->cas_ok, s->bits};
+                   s->cas_dm, s->cas_dn, s->cas_pair, s->cas_lag, s->cas_ok, s->bits,
+                   s->spre[0], s->spre[1], s->spre[2], s->sbase[0], s->sbase[1], s->sbase[2], s->cas_sbase,
+                   s->bin_hist, s->bin_f0, s->bin_bits};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) cudaFree(dev[i]);
     cudaFreeHost(s->h_stage);
     cudaFreeHost(s->h_seg_len);
     cudaFreeHost(s->h_bits);
+    cudaFreeHost(s->h_bin_bits);
     cudaFreeHost(s->h_dp_ok);
     cudaFreeHost(s->h_info);
     cudaFreeHost(s->h_cas);
@@ -229,7 +238,13 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     ALLOC(s->cas_pair, sizeof(uint16_t) * LSX_CAS_NL_MAX * LSX_CAS_NL_MAX);
     ALLOC(s->cas_lag, sizeof(int) * LSX_CAS_NL_MAX);
     ALLOC(s->cas_ok, sizeof(int));
+    ALLOC(s->cas_sbase, px);
+    ALLOC(s->bin_hist, 2 * (size_t)nint * 2 * LSX_GPU_BIN_CTX);
+    ALLOC(s->bin_f0, 2 * (size_t)nint * LSX_GPU_BIN_CTX);
+    ALLOC(s->bin_bits, 2 * sizeof(unsigned long long));
     for (int i = 0; i < NPIPE; i++) {
+        ALLOC(s->spre[i], 2 * px);
+        ALLOC(s->sbase[i], px);
         ALLOC(s->res[i], 4 * px);
         ALLOC(s->act[i], 4 * px);
         ALLOC(s->itok[i], px);
@@ -280,7 +295,9 @@ static cudaError_t reserve(lsx_gpu_state *s, size_t px)
     if (rc == cudaSuccess) rc = cudaDeviceSynchronize();
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_stage, 65536, cudaHostAllocPortable);
     if (rc == cudaSuccess)
-        rc = cudaHostAlloc((void **)&s->h_seg_len, 4 * (size_t)(max_cand + 1) * nseg, cudaHostAllocPortable);
+        rc = cudaHostAlloc((void **)&s->h_seg_len, 4 * (size_t)(max_cand + 2) * nseg, cudaHostAllocPortable);
+    if (rc == cudaSuccess)
+        rc = cudaHostAlloc((void **)&s->h_bin_bits, 2 * sizeof(unsigned long long), cudaHostAllocPortable);
     if (rc == cudaSuccess)
         rc = cudaHostAlloc((void **)&s->h_bits, sizeof(unsigned long long) * (max_cand + 1), cudaHostAllocPortable);
     if (rc == cudaSuccess) rc = cudaHostAlloc((void **)&s->h_cas, H_CAS_BYTES, cudaHostAllocPortable);
@@ -351,7 +368,29 @@ static lsx_gpu_coding cands_coding(const lsx_gpu_state *s, uint32_t W, uint32_t 
                             s->hist + (size_t)c * nint * CTX_MAX * CTX_TOKENS,
                             s->table + (size_t)c * nint * CTX_MAX * CTX_TOKENS,
                             s->slots + (size_t)c * nseg * seg_slot, seg_slot,
-                            s->seg_len + (size_t)c * nseg, s->bits + c};
+                            s->seg_len + (size_t)c * nseg, s->bits + c, s->bin_hist, s->bin_f0, NULL};
+}
+
+/* The winner cw (one candidate) coded as try_sign_model codes it, on
+ * stream on: its binary contexts and their estimate, then cw coded with
+ * the adaptive sign and top raw bit into candidate spare's slots (*cs) or
+ * without into its own, as the estimate chose (both kernels are launched;
+ * each reads the choice on the device, and lsx_gpu_gather_signed gathers
+ * the one that ran). */
+static cudaError_t code_winner(lsx_gpu_state *s, const lsx_gpu_coding *cw, int spare, lsx_gpu_coding *cs,
+                               cudaStream_t on)
+{
+    *cs = *cw;
+    if (!LSX_SIGN_MODEL) return lsx_gpu_rans(cw, on);
+    cs->slots = s->slots + (size_t)spare * cw->nseg * seg_slot;
+    cs->seg_len = s->seg_len + (size_t)spare * cw->nseg;
+    cs->bin_bits = s->bin_bits;
+    lsx_gpu_coding cu = *cw;
+    cu.bin_bits = s->bin_bits;
+    cudaError_t rc = lsx_gpu_bin_tables(cs, on);
+    if (rc == cudaSuccess) rc = lsx_gpu_rans(&cu, on);
+    if (rc == cudaSuccess) rc = lsx_gpu_rans_sgn(cs, on);
+    return rc;
 }
 
 /* Part 1 on stream on: pipeline pipe's e1 clipped, the correlations and
@@ -381,7 +420,7 @@ static cudaError_t trial_launch(lsx_gpu_state *s, const uint16_t *x, uint32_t W,
     if (vc) memcpy(s->h_cas + H_CAS_W, vc->cas_w, 2 * LSX_CAS_NL_MAX);
     lsx_gpu_pipe *pc = &hp[NPIPE];
     *pc = (lsx_gpu_pipe){pipe > 0 ? ROW_SET : 0, NULL, NULL, s->cas_res, s->emin[pipe], s->cas_act, s->cas_itok,
-                         s->cas_itok_hist, s->cas_classes};
+                         s->cas_itok_hist, s->cas_classes, s->spre[pipe], s->cas_sbase};
     /* the winner's context candidate on these residuals (try_candidates
      * with only its bit) */
     memset(hk, 0, sizeof *hk);
@@ -406,7 +445,8 @@ static cudaError_t trial_launch(lsx_gpu_state *s, const uint16_t *x, uint32_t W,
     if (rc == cudaSuccess) rc = lsx_gpu_model(&cc, CTX_MAX, 1, on);
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(s->h_bits + max_cand, cc.bits, sizeof *cc.bits, cudaMemcpyDeviceToHost, on);
-    if (rc == cudaSuccess && code) rc = lsx_gpu_rans(&cc, on);
+    lsx_gpu_coding cs;
+    if (rc == cudaSuccess && code) rc = code_winner(s, &cc, 0, &cs, on); /* (candidate 0 is not coded) */
     if (rc == cudaSuccess) rc = cudaMemcpyAsync(hk, s->cands + max_cand, sizeof *hk, cudaMemcpyDeviceToHost, on);
     if (rc == cudaSuccess)
         rc = cudaMemcpyAsync(s->h_dp_ok + NPIPE, s->dp_ok + NPIPE, sizeof(int), cudaMemcpyDeviceToHost, on);
@@ -574,7 +614,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
             hp[i] = (lsx_gpu_pipe){i > 0 ? ROW_SET : 0, i > 0 ? NULL : s->err, s->colerr,
                                    s->res[i],        s->emin[i],            s->act[i],
                                    s->itok[i],       s->itok_hist + (size_t)i * CTX_TOKENS,
-                                   s->info + 8 * i};
+                                   s->info + 8 * i,  s->spre[i],            s->sbase[i]};
             for (int p = 0; p < nkc; p++) { /* the DP candidate's contexts come per frame */
                 const int k = kind_at(nk, p);
                 lsx_gpu_cand *c = &hc[i * nkc + p];
@@ -681,7 +721,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
                      s->guess_cas, side));
     MARK(4);
     lsx_gpu_coding co = {W, H, px, nint, nseg, ncand, LSX_PRIOR, s->cands, s->pipes, s->cand_pipe, s->ctx, s->hist,
-                         s->table, s->slots, seg_slot, s->seg_len, s->bits};
+                         s->table, s->slots, seg_slot, s->seg_len, s->bits, NULL, NULL, NULL};
     CK(lsx_gpu_model(&co, CTX_MAX, 0, st)); /* the estimates: the winner's tables come after the choice */
     MARK(5);
     if (spec) /* the trial's sums and weights are back: the narrow support and the choice of stage */
@@ -748,18 +788,38 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
      * comes back with the lengths, the rest after them if it was more */
     const lsx_gpu_coding cw = cands_coding(s, W, H, nint, nseg, c, 1);
     if (c != max_cand) CK(lsx_gpu_tables(&cw, st)); /* (the trial's model made its tables) */
-    if (!cas_coded) CK(lsx_gpu_rans(&cw, st));
-    CK(lsx_gpu_gather(&cw, 0, s->body, st));
+    /* try_sign_model (code_winner; unless the trial coded it already):
+     * with the adaptive sign into the slots of a candidate that is not
+     * coded (the trial's, or candidate 0's where the trial won), or
+     * without; the choice comes back with the lengths */
+    lsx_gpu_coding cs = cw;
+    const int spare = c == max_cand ? 0 : max_cand; /* (the trial coded its own into candidate 0's) */
+    if (!cas_coded) {
+        CK(code_winner(s, &cw, spare, &cs, st));
+    } else if (LSX_SIGN_MODEL) {
+        cs.slots = s->slots + (size_t)spare * nseg * seg_slot;
+        cs.seg_len = s->seg_len + (size_t)spare * nseg;
+        cs.bin_bits = s->bin_bits;
+    }
+    if (LSX_SIGN_MODEL) {
+        CK(cudaMemcpyAsync(s->h_seg_len + nseg, cs.seg_len, 4 * (size_t)nseg, cudaMemcpyDeviceToHost, st));
+        CK(cudaMemcpyAsync(s->h_bin_bits, s->bin_bits, 2 * sizeof *s->h_bin_bits, cudaMemcpyDeviceToHost, st));
+        CK(lsx_gpu_gather_signed(&cw, &cs, s->body, st));
+    } else {
+        CK(lsx_gpu_gather(&cw, 0, s->body, st));
+    }
     CK(cudaMemcpyAsync(s->h_seg_len, cw.seg_len, 4 * (size_t)nseg, cudaMemcpyDeviceToHost, st));
     const size_t guess_body = (size_t)(best >> (LSX_COST_Q + 3)) + 64 * (size_t)nseg + 4096;
     const size_t first = guess_body < s->body_cap ? guess_body : s->body_cap;
     CK(cudaMemcpyAsync(s->h_body, s->body, first, cudaMemcpyDeviceToHost, st));
     MARK(7);
     CK(cudaStreamSynchronize(st));
+    const int sgn = LSX_SIGN_MODEL && lsx_sign_model_wins(s->h_bin_bits[0], s->h_bin_bits[1]);
+    const uint32_t *seg_len = s->h_seg_len + (sgn ? nseg : 0);
     size_t body = 0;
     for (uint32_t g = 0; g < nseg; g++) {
-        if (s->h_seg_len[g] == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", W, H);
-        body += s->h_seg_len[g];
+        if (seg_len[g] == 0) return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: rANS segment failed", W, H);
+        body += seg_len[g];
     }
     if (body > first) CK(cudaMemcpy(s->h_body + first, s->body + first, body - first, cudaMemcpyDeviceToHost));
 
@@ -787,6 +847,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     v.nseg = nseg;
     v.seg_lengths = LSX_SEG_LENGTHS;
     v.carry = LSX_CARRY && !LSX_SEG_LENGTHS;
+    v.sgn = sgn;
     if (cas_won) {
         v.cas = 1;
         v.cas_wide = vc.cas_wide;
@@ -797,7 +858,7 @@ aurp_status lsx_gpu_encode(lsx_gpu_state **state, const char *label, cudaStream_
     const size_t head = lsx_header_len(v.nctx, nseg, v.seg_lengths) + lsx_cas_bytes(&v);
     if (head + body > cap)
         return aurp_fail(err, AURP_ERR_CAPACITY, "image %ux%u: output buffer of %zu bytes too small", W, H, cap);
-    const size_t pos = lsx_write_header(out, &v, s->h_seg_len);
+    const size_t pos = lsx_write_header(out, &v, seg_len);
     memcpy(out + pos, s->h_body, body);
     *out_len = pos + body;
     return AURP_OK;

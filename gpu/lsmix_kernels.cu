@@ -1458,7 +1458,7 @@ __global__ void __launch_bounds__(SB_THREADS) strip_blend_kernel(lsx_gpu_planes 
         __syncthreads();
         if (!blends || m < m0) continue;
         const size_t i = (size_t)m * W + n;
-        uint16_t pred;
+        uint16_t pred, pre = LSX_SIGN_PRE_ROW0;
         int32_t emin = 0;
         if (m == 0) {
             pred = n ? pl.x[i - 1] : 0;
@@ -1469,8 +1469,14 @@ __global__ void __launch_bounds__(SB_THREADS) strip_blend_kernel(lsx_gpu_planes 
                 local[k] = lsx_error_level(errs[b][k], errs[up][k], t, SB_WIDTH, SET, 0);
                 col[k] = SET ? 0 : pp.colerr[(size_t)k * W * H + i]; /* set 1 and 2 keep no column levels */
             }
-            pred = lsx_blend_at(np, local, col, colerr_w, colerr_ctx_w, kind, p, &emin);
+            const double bl = lsx_blend_at(np, local, col, colerr_w, colerr_ctx_w, kind, p, &emin);
+            pred = aurp_round_clamp(bl);
+            pre = lsx_sign_pre(bl, pred, p[0], p[np - 1]);
         }
+        /* the sign's blend part, and the sign base without the cascade
+         * (acc 0, P = P1: lsx_sign_base's D is r) */
+        if (pp.spre) pp.spre[i] = pre;
+        if (pp.sbase) pp.sbase[i] = (uint8_t)lsx_sign_base(pre, 0, pred, pred);
         pp.res[i] = (x16 >> 4) - (int32_t)pred;
         pp.emin[i] = emin;
         pp.itok[i] = (uint8_t)lsx_intensity_token(pred, off);
@@ -2119,6 +2125,7 @@ __device__ void copy_chunk_out(const uint8_t *out, uint32_t len, uint32_t before
 
 __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
 {
+    if (c.bin_bits && lsx_sign_model_wins(c.bin_bits[0], c.bin_bits[1])) return; /* the adaptive sign codes it */
     __shared__ rans_chunk buf[2];
     /* the chain's bytes of a chunk, back to front from the top; copied to
      * the slot by warps 1-3 during the next chunk: the chain's positions
@@ -2204,6 +2211,326 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
     }
 }
 
+/* ---- the adaptive sign and top raw bit (core/lsmix_sign.h) ----------------- */
+
+#define BIN_THREADS 256
+
+/* Interval blockIdx.x's counts of candidate k's binary contexts
+ * (ctx_model_count_bin of every pixel, carried or not): the sign in
+ * context lsx_sign_ctx(b, t) where e != 0, the top raw bit in context t
+ * where the token has raw bits.  At most 1024 a cell (an interval's
+ * pixels): 16-bit counts. */
+__global__ void __launch_bounds__(BIN_THREADS) bin_counts_kernel(lsx_gpu_coding c)
+{
+    __shared__ uint32_t cnt[2 * LSX_GPU_BIN_CTX];
+    const int k = 0; /* (one candidate) */
+    const uint32_t j = blockIdx.x;
+    const lsx_gpu_pipe &pp = c.pipe[c.cand_pipe[k]];
+    for (int q = threadIdx.x; q < 2 * LSX_GPU_BIN_CTX; q += BIN_THREADS) cnt[q] = 0;
+    __syncthreads();
+    const int32_t *__restrict__ res = pp.res;
+    const uint8_t *__restrict__ sb = pp.sbase;
+    const uint64_t b0 = j + 1 < c.nint ? interval_start(j + 1) : c.px;
+    const uint32_t a = (uint32_t)interval_start(j), b = (uint32_t)(b0 < c.px ? b0 : c.px);
+    for (uint32_t i = a + threadIdx.x; i < b; i += BIN_THREADS) {
+        const int32_t e = __ldg(res + i);
+        const uint32_t v = (uint32_t)(e < 0 ? -e : e);
+        int nraw;
+        const int t = ctx_token(v, &nraw);
+        if (v != 0) atomicAdd(&cnt[2 * lsx_sign_ctx(__ldg(sb + i), t) + (e < 0)], 1u);
+        if (nraw > 0) atomicAdd(&cnt[2 * (LSX_SIGN_CTX + t) + (v >> (nraw - 1) & 1)], 1u);
+    }
+    __syncthreads();
+    uint16_t *h = c.bin_hist + (size_t)j * (2 * LSX_GPU_BIN_CTX);
+    for (int q = threadIdx.x; q < 2 * LSX_GPU_BIN_CTX; q += BIN_THREADS) h[q] = (uint16_t)cnt[q];
+}
+
+/* The walk over the intervals (sign_pass): table j is lsx_bin_refresh of
+ * the counts before interval j, halved in place there as the C model's
+ * (table 0 that of no counts).  A warp a binary context, a tile of
+ * BIN_TILE intervals at a time: the warp loads the tile's counts, lane 0
+ * walks them (the halving makes it a recurrence: an add, a compare and a
+ * shift an interval) keeping the counts each table is made of, and then
+ * the 32 lanes make the tables (a division each) and the estimate's bits
+ * (lsx_sign_model_wins: each interval's counts under its table) in
+ * parallel.  (A thread a context making its tables as it walked took the
+ * frame's 1031 divisions one after another.) */
+#define BIN_WARPS 4
+#define BIN_TILE 512
+
+__global__ void __launch_bounds__(32 * BIN_WARPS) bin_tables_kernel(lsx_gpu_coding c)
+{
+    __shared__ uint32_t counts[BIN_WARPS][BIN_TILE], before[BIN_WARPS][BIN_TILE];
+    __shared__ uint32_t log2q[(1u << LSX_BIN_BITS) + 1]; /* log2_of_freq of the binary frequencies */
+    for (uint32_t f = threadIdx.x; f <= (1u << LSX_BIN_BITS); f += blockDim.x) log2q[f] = log2_of_freq[f];
+    __syncthreads();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+    const int q = blockIdx.x * BIN_WARPS + warp; /* the binary context */
+    if (q >= LSX_GPU_BIN_CTX) return;
+    const uint32_t *h = (const uint32_t *)c.bin_hist + q;
+    uint16_t *f = c.bin_f0 + q;
+    uint32_t n[2] = {0, 0}; /* lane 0's counts */
+    unsigned long long on = 0, uniform = 0;
+    for (uint32_t j0 = 0; j0 < c.nint; j0 += BIN_TILE) {
+        const uint32_t len = min((uint32_t)BIN_TILE, c.nint - j0);
+        for (uint32_t r = lane; r < len; r += 32) counts[warp][r] = __ldg(h + (size_t)(j0 + r) * LSX_GPU_BIN_CTX);
+        __syncwarp();
+        if (lane == 0) { /* the tile's counts read ahead, 16 at a time, off the walk's chain */
+            for (uint32_t r0 = 0; r0 < len; r0 += 16) {
+                uint32_t v[16];
+#pragma unroll
+                for (int r = 0; r < 16; r++) v[r] = r0 + r < len ? counts[warp][r0 + r] : 0u;
+#pragma unroll
+                for (int r = 0; r < 16; r++) {
+                    if (r0 + r >= len) break;
+                    lsx_bin_halve(n); /* the refresh before interval j0 + r0 + r */
+                    before[warp][r0 + r] = n[0] | n[1] << 16; /* (at most 1024 each after it) */
+                    n[0] += v[r] & 0xffffu, n[1] += v[r] >> 16;
+                }
+            }
+        }
+        __syncwarp();
+        for (uint32_t r = lane; r < len; r += 32) {
+            const uint32_t b = before[warp][r], v = counts[warp][r];
+            const uint32_t f0 = lsx_bin_f0(b & 0xffffu, b >> 16), c0 = v & 0xffffu, c1 = v >> 16;
+            f[(size_t)(j0 + r) * LSX_GPU_BIN_CTX] = (uint16_t)f0;
+            on += (unsigned long long)c0 * lsx_bin_cost_q16(f0, log2q) +
+                  (unsigned long long)c1 * lsx_bin_cost_q16((1u << LSX_BIN_BITS) - f0, log2q);
+            uniform += (unsigned long long)(c0 + c1) << LSX_COST_Q;
+        }
+        __syncwarp();
+    }
+    on = warp_sum((uint64_t)on), uniform = warp_sum((uint64_t)uniform);
+    if (lane == 0 && uniform) atomicAdd(c.bin_bits, on), atomicAdd(c.bin_bits + 1, uniform);
+}
+
+cudaError_t lsx_gpu_bin_tables(const lsx_gpu_coding *c, cudaStream_t st)
+{
+    cudaError_t rc = cudaMemsetAsync(c->bin_bits, 0, 2 * sizeof *c->bin_bits, st);
+    if (rc != cudaSuccess) return rc;
+    bin_counts_kernel<<<c->nint, BIN_THREADS, 0, st>>>(*c);
+    bin_tables_kernel<<<(LSX_GPU_BIN_CTX + BIN_WARPS - 1) / BIN_WARPS, 32 * BIN_WARPS, 0, st>>>(*c);
+    return cudaGetLastError();
+}
+
+/* rANS with the adaptive sign and top raw bit: rans_kernel's layout (a
+ * block per segment, warps 1-3 stage a chunk while lane 0 of warp 0 runs
+ * the chain over the one before) with a pixel's four symbols (ctx_symbols
+ * with b >= 0: token, top raw bit, the other raw bits, sign), coded back
+ * to front: sign, other raw bits, top raw bit, token.
+ *   sgn, top = a binary symbol's entry (aurp_rans_entry, precision
+ *              LSX_BIN_BITS; its frequency is at least LSX_BIN_FMIN, so
+ *              its renormalisation emits at most one byte);
+ *   rest     = {the uniform step's bound for one byte, for two bytes, its
+ *              multiplier 2^(nraw - 1), the value} as rans_chunk's raw;
+ *   tok      = the token's entry, tok2 its bound for two bytes.
+ * A missing symbol is an entry that leaves the state as it is (binary:
+ * {0, 2^32 - 1, 0, 0}; rest: bounds 2^32 - 1, multiplier 1, value 0). */
+struct rans_sgn_chunk {
+    uint4 sgn[RANS_CHUNK + 1];
+    uint4 rest[RANS_CHUNK + 1];
+    uint4 top[RANS_CHUNK + 1];
+    uint4 tok[RANS_CHUNK + 1];
+    uint32_t tok2[RANS_CHUNK + 1];
+};
+
+/* A pixel writes at most 6 bytes (sign 1, other raw bits 2, top raw bit 1, token 2). */
+#define RANS_SGN_CHUNK_BYTES (6 * RANS_CHUNK)
+
+/* A binary symbol's entry: bit 0 cum 0 freq f0, bit 1 cum f0 freq 2^12 - f0
+ * (32 <= f0 <= 2^12 - 32), its reciprocal read ahead. */
+static __device__ __forceinline__ uint4 bin_entry(uint32_t f0, uint32_t bit, uint32_t rcp)
+{
+    return aurp_rans_entry(bit ? (1u << LSX_BIN_BITS) - f0 : f0, bit ? f0 : 0u, LSX_BIN_BITS, rcp_loaded{rcp});
+}
+
+/* stage_chunk's loads for the four symbols, each kind for all of a
+ * stager's pixels before the next kind needs it: residual, context and
+ * sign base; the token's table entry and the binary tables' f0; the
+ * reciprocals. */
+__device__ void stage_chunk_sgn(const lsx_gpu_coding &c, uint64_t a, uint32_t n, rans_sgn_chunk *buf, int t0,
+                                int step)
+{
+    constexpr int per = (RANS_CHUNK + RANS_STAGERS - 1) / RANS_STAGERS;
+    const lsx_gpu_pipe &pp = c.pipe[c.cand_pipe[0]];
+    const int32_t *res = pp.res;
+    const uint8_t *sb = pp.sbase, *ctx = c.ctx;
+    const uint32_t *tab = c.table;
+    int32_t e_of[per];
+    uint32_t ctx_of[per], sb_of[per], cf_of[per], sf_of[per], tf_of[per], rcp_of[per], srcp_of[per], trcp_of[per];
+    int nraw_of[per], t_of[per];
+    lsx_carry_end own = {0, 0};
+    if (LSX_CARRY && !LSX_SEG_LENGTHS && (a & (((uint64_t)1 << LSX_SEG_LOG2) - 1)) == 0 && a > 0)
+        lsx_carry(res + a, c.px - a, &own);
+#pragma unroll
+    for (int r = 0; r < per; r++) {
+        const uint32_t q = (uint32_t)(t0 + r * step);
+        e_of[r] = q < n ? __ldg(res + a + q) : 0;
+        ctx_of[r] = q < n ? __ldg(ctx + a + q) : 0;
+        sb_of[r] = q < n ? __ldg(sb + a + q) : 0;
+    }
+#pragma unroll
+    for (int r = 0; r < per; r++) {
+        const uint32_t q = (uint32_t)(t0 + r * step);
+        const int32_t e = e_of[r];
+        const uint32_t v = (uint32_t)(e < 0 ? -e : e);
+        t_of[r] = ctx_token(v, &nraw_of[r]);
+        const uint32_t j = lsx_table_index(a + q);
+        const uint16_t *f0 = c.bin_f0 + (size_t)j * LSX_GPU_BIN_CTX;
+        cf_of[r] = q < n ? __ldg(tab + (size_t)j * (CTX_MAX * CTX_TOKENS) + ctx_of[r] * CTX_TOKENS + t_of[r]) : 0u;
+        sf_of[r] = q < n && v != 0 ? __ldg(f0 + lsx_sign_ctx((int)sb_of[r], t_of[r])) : 2048u;
+        tf_of[r] = q < n && nraw_of[r] > 0 ? __ldg(f0 + LSX_SIGN_CTX + t_of[r]) : 2048u;
+        /* the frequencies of the values coded: f0, or 2^12 - f0 for a 1 */
+        if (e < 0) sf_of[r] = (1u << LSX_BIN_BITS) - sf_of[r];
+        if (nraw_of[r] > 0 && (v >> (nraw_of[r] - 1) & 1)) tf_of[r] = (1u << LSX_BIN_BITS) - tf_of[r];
+    }
+#pragma unroll
+    for (int r = 0; r < per; r++) {
+        const uint32_t f = cf_of[r] & 0xffffu;
+        rcp_of[r] = f >= 2 ? __ldg(rcp_of_freq + f) : 0u;
+        srcp_of[r] = __ldg(rcp_of_freq + sf_of[r]);
+        trcp_of[r] = __ldg(rcp_of_freq + tf_of[r]);
+    }
+    const uint4 none = make_uint4(0u, 0xffffffffu, 0u, 0u);
+#pragma unroll
+    for (int r = 0; r < per; r++) {
+        const uint32_t q = (uint32_t)(t0 + r * step);
+        if (q >= n) break;
+        const int32_t e = e_of[r];
+        const uint32_t v = (uint32_t)(e < 0 ? -e : e);
+        const int nraw = lsx_carry_raw(&own, q) ? 0 : nraw_of[r];
+        const uint32_t sbit = (uint32_t)(e < 0), tbit = nraw > 0 ? v >> (nraw - 1) & 1 : 0u;
+        /* (sf_of, tf_of hold the coded value's frequency: back to f0) */
+        const uint32_t sf0 = sbit ? (1u << LSX_BIN_BITS) - sf_of[r] : sf_of[r];
+        const uint32_t tf0 = tbit ? (1u << LSX_BIN_BITS) - tf_of[r] : tf_of[r];
+        buf->sgn[q + 1] = v != 0 && !lsx_carry_sign(&own, q) ? bin_entry(sf0, sbit, srcp_of[r]) : none;
+        buf->top[q + 1] = nraw > 0 ? bin_entry(tf0, tbit, trcp_of[r]) : none;
+        const int nrest = nraw > 1 ? nraw - 1 : 0;
+        const uint32_t rest_bound = nrest ? (AURP_RANS_L >> nrest) << 8 : 0xffffffffu;
+        buf->rest[q + 1] = make_uint4(rest_bound, nrest ? second_byte_bound(rest_bound) : 0xffffffffu, 1u << nrest,
+                                      v & ((1u << nrest) - 1));
+        const uint4 tok = aurp_rans_entry(cf_of[r] & 0xffffu, cf_of[r] >> 16, CTX_PROB_BITS, rcp_loaded{rcp_of[r]});
+        buf->tok[q + 1] = tok;
+        buf->tok2[q + 1] = second_byte_bound(tok.y);
+    }
+}
+
+__device__ void copy_chunk_out_sgn(const uint8_t *out, uint32_t len, uint32_t before, uint8_t *end, uint32_t room,
+                                   int t0, int step)
+{
+    if (before + len > room) return;
+    uint8_t *dst = end - before - len;
+    const uint8_t *src = out + RANS_SGN_CHUNK_BYTES - len;
+    for (uint32_t i = (uint32_t)t0; i < len; i += (uint32_t)step) dst[i] = src[i];
+}
+
+__global__ void __launch_bounds__(RANS_THREADS) rans_sgn_kernel(lsx_gpu_coding c)
+{
+    if (!lsx_sign_model_wins(c.bin_bits[0], c.bin_bits[1])) return; /* rans_kernel codes it */
+    __shared__ rans_sgn_chunk buf[2];
+    __shared__ uint8_t out_mem[2][RANS_OUT_SLACK + RANS_SGN_CHUNK_BYTES];
+    __shared__ uint32_t out_len[2], out_before[2];
+    const uint32_t s = blockIdx.x;
+    const uint64_t a = (uint64_t)s << LSX_SEG_LOG2;
+    const uint64_t b = a + ((uint64_t)1 << LSX_SEG_LOG2) < c.px ? a + ((uint64_t)1 << LSX_SEG_LOG2) : c.px;
+    const uint32_t nch = (uint32_t)((b - a + RANS_CHUNK - 1) / RANS_CHUNK);
+    uint8_t *const end = c.slots + ((size_t)s + 1) * c.slot;
+    const uint32_t room = (uint32_t)c.slot - 4;
+    uint32_t x = AURP_RANS_L, written = 0;
+    if (LSX_CARRY && !LSX_SEG_LENGTHS && threadIdx.x == 0 && b < c.px)
+        x += lsx_carry(c.pipe[c.cand_pipe[0]].res + b, c.px - b, NULL);
+
+    auto out = [&](uint32_t q) { return out_mem[q & 1] + RANS_OUT_SLACK; };
+    auto chunk_len = [&](uint32_t q) { return (uint32_t)min((uint64_t)RANS_CHUNK, b - a - (uint64_t)q * RANS_CHUNK); };
+    if (threadIdx.x >= 32)
+        stage_chunk_sgn(c, a + (uint64_t)(nch - 1) * RANS_CHUNK, chunk_len(nch - 1), &buf[(nch - 1) & 1],
+                        (int)threadIdx.x - 32, RANS_STAGERS);
+    __syncthreads();
+    for (uint32_t q = nch; q-- > 0;) {
+        if (threadIdx.x == 0) {
+            /* rans_kernel's chain with four steps.  The next pixel's
+             * entries are read before this pixel's steps, off the chain,
+             * through pointers walked down (an index made an address of
+             * each); the bytes go to the shared buffer by st.shared at a
+             * 32-bit address (a generic pointer cost 64-bit arithmetic at
+             * every byte, and the compiler remade the buffer's shared
+             * window at every store) */
+            const rans_sgn_chunk &in = buf[q & 1];
+            uint8_t *const o = out_mem[q & 1] + RANS_OUT_SLACK;
+            const uint32_t oa = (uint32_t)__cvta_generic_to_shared(o);
+            auto put = [&](uint32_t at, uint32_t v) { asm volatile("st.shared.u8 [%0], %1;" ::"r"(oa + at), "r"(v)); };
+            uint32_t pos = RANS_SGN_CHUNK_BYTES; /* the bytes [pos, top) are emitted */
+            const uint32_t len = chunk_len(q);
+            const uint4 *sgp = in.sgn + len, *rsp = in.rest + len, *tpp = in.top + len, *tkp = in.tok + len;
+            const uint32_t *t2p = in.tok2 + len;
+            uint4 sg = *sgp, rs = *rsp, tp = *tpp, t = *tkp;
+            uint32_t t2 = *t2p;
+            for (uint32_t i = len; i-- > 0;) {
+                const uint4 sg_n = *--sgp, rs_n = *--rsp, tp_n = *--tpp, t_n = *--tkp;
+                const uint32_t t2_n = *--t2p;
+                /* the steps a pixel has, by branches (one thread runs the
+                 * chain: no divergence): most pixels have no raw bits */
+                if (sg.y != 0xffffffffu) { /* the sign: at most one byte */
+                    const bool c1 = x >= sg.y;
+                    put(pos - 1, x);
+                    pos -= c1;
+                    const uint32_t xr = c1 ? x >> 8 : x;
+                    x = xr + sg.z + (__umulhi(xr, sg.x) >> (sg.w >> 24)) * (sg.w & 0xffffffu);
+                }
+                if (tp.y != 0xffffffffu) { /* raw bits: the others (uniform), then the top one */
+                    const bool c1 = x >= rs.x, c2 = x >= rs.y;
+                    put(pos - 1, x);
+                    put(pos - 2, x >> 8);
+                    pos -= (uint32_t)c1 + (uint32_t)c2;
+                    x = (c2 ? x >> 16 : c1 ? x >> 8 : x) * rs.z + rs.w;
+                    const bool b1 = x >= tp.y;
+                    put(pos - 1, x);
+                    pos -= b1;
+                    const uint32_t xr = b1 ? x >> 8 : x;
+                    x = xr + tp.z + (__umulhi(xr, tp.x) >> (tp.w >> 24)) * (tp.w & 0xffffffu);
+                }
+                { /* the token */
+                    const bool c1 = x >= t.y, c2 = x >= t2;
+                    put(pos - 1, x);
+                    put(pos - 2, x >> 8);
+                    pos -= (uint32_t)c1 + (uint32_t)c2;
+                    const uint32_t zr = c2 ? x >> 16 : c1 ? x >> 8 : x;
+                    x = zr + t.z + (__umulhi(zr, t.x) >> (t.w >> 24)) * (t.w & 0xffffffu);
+                }
+                sg = sg_n, rs = rs_n, tp = tp_n, t = t_n, t2 = t2_n;
+            }
+            uint8_t *const p = o + pos;
+            const uint32_t chunk_bytes = (uint32_t)(o + RANS_SGN_CHUNK_BYTES - p);
+            out_len[q & 1] = chunk_bytes;
+            out_before[q & 1] = written;
+            written += chunk_bytes;
+        } else if (threadIdx.x >= 32) {
+            if (q > 0)
+                stage_chunk_sgn(c, a + (uint64_t)(q - 1) * RANS_CHUNK, chunk_len(q - 1), &buf[(q - 1) & 1],
+                                (int)threadIdx.x - 32, RANS_STAGERS);
+            if (q + 1 < nch)
+                copy_chunk_out_sgn(out(q + 1), out_len[(q + 1) & 1], out_before[(q + 1) & 1], end, room,
+                                   (int)threadIdx.x - 32, RANS_STAGERS);
+        }
+        __syncthreads();
+    }
+    copy_chunk_out_sgn(out(0), out_len[0], out_before[0], end, room, threadIdx.x, RANS_THREADS);
+    if (threadIdx.x == 0) {
+        const bool overflow = written > room;
+        if (!overflow) {
+            uint8_t *p = end - written - 4;
+            p[0] = (uint8_t)x, p[1] = (uint8_t)(x >> 8), p[2] = (uint8_t)(x >> 16), p[3] = (uint8_t)(x >> 24);
+        }
+        c.seg_len[s] = overflow ? 0u : written + 4;
+    }
+}
+
+cudaError_t lsx_gpu_rans_sgn(const lsx_gpu_coding *c, cudaStream_t st)
+{
+    rans_sgn_kernel<<<c->nseg, RANS_THREADS, 0, st>>>(*c);
+    return cudaGetLastError();
+}
+
 static unsigned tables_blocks(const lsx_gpu_coding *c)
 {
     const uint64_t warps = (uint64_t)(c->nint + TABLE_CHECKPOINT - 1) / TABLE_CHECKPOINT * CTX_MAX;
@@ -2236,8 +2563,11 @@ cudaError_t lsx_gpu_rans(const lsx_gpu_coding *c, cudaStream_t st)
     return cudaGetLastError();
 }
 
-__global__ void gather_kernel(lsx_gpu_coding c, int k, uint8_t *__restrict__ body)
+__global__ void gather_kernel(lsx_gpu_coding off_c, lsx_gpu_coding on_c, int k, uint8_t *__restrict__ body)
 {
+    /* on_c where its estimate chose the adaptive sign (lsx_gpu_gather_signed) */
+    const lsx_gpu_coding &c =
+        on_c.bin_bits && lsx_sign_model_wins(on_c.bin_bits[0], on_c.bin_bits[1]) ? on_c : off_c;
     __shared__ uint64_t off;
     const uint32_t s = blockIdx.x;
     const uint32_t *len = c.seg_len + (size_t)k * c.nseg;
@@ -2254,6 +2584,15 @@ __global__ void gather_kernel(lsx_gpu_coding c, int k, uint8_t *__restrict__ bod
 
 cudaError_t lsx_gpu_gather(const lsx_gpu_coding *c, int cand, uint8_t *body, cudaStream_t st)
 {
-    gather_kernel<<<c->nseg, 256, 0, st>>>(*c, cand, body);
+    lsx_gpu_coding none = *c;
+    none.bin_bits = NULL;
+    gather_kernel<<<c->nseg, 256, 0, st>>>(*c, none, cand, body);
+    return cudaGetLastError();
+}
+
+cudaError_t lsx_gpu_gather_signed(const lsx_gpu_coding *off, const lsx_gpu_coding *on, uint8_t *body,
+                                  cudaStream_t st)
+{
+    gather_kernel<<<off->nseg, 256, 0, st>>>(*off, *on, 0, body);
     return cudaGetLastError();
 }

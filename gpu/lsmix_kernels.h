@@ -52,6 +52,13 @@ typedef struct {
     uint8_t *itok;     /* [px] intensity tokens */
     unsigned long long *itok_hist; /* [CTX_TOKENS] */
     uint8_t *classes;  /* [1 + CTX_MAX_IB]: nib, then the bounds */
+    /* the adaptive sign (core/lsmix_sign.h): the blend's part of each
+     * pixel's sign context (lsx_sign_pre; strip_blend_kernel writes it,
+     * the cascade's final pass reads the winner's) and the sign bases
+     * (lsx_sign_base: the blend's pass without the stage, the cascade's
+     * final pass with it) */
+    uint16_t *spre;    /* [px] */
+    uint8_t *sbase;    /* [px] */
 } lsx_gpu_pipe;
 
 /* A context candidate of one pipeline. */
@@ -210,7 +217,21 @@ typedef struct {
     size_t slot;
     uint32_t *seg_len;          /* [ncand][nseg]; 0 where the slot overflowed */
     unsigned long long *bits;   /* [ncand] the size estimate of the tokens (Q16 bits, model_pass) */
+    /* the adaptive sign and top raw bit (lsx_gpu_bin_tables, lsx_gpu_rans_sgn) */
+    uint16_t *bin_hist;         /* [ncand][nint][2 LSX_GPU_BIN_CTX] each interval's counts of 0 and 1 */
+    uint16_t *bin_f0;           /* [ncand][nint][LSX_GPU_BIN_CTX] each interval's frequency of 0 */
+    /* [2] the estimate of one candidate's binary symbols with the
+     * adaptive sign, and as uniform bits (lsx_sign_model_wins; made by
+     * lsx_gpu_bin_tables).  Where set, lsx_gpu_rans codes only where the
+     * estimate keeps the uniform bits, lsx_gpu_rans_sgn only where it
+     * takes the adaptive sign, and lsx_gpu_gather_signed gathers that one:
+     * the choice never comes back to the host before the body does. */
+    unsigned long long *bin_bits;
 } lsx_gpu_coding;
+
+/* The binary contexts: the sign's (LSX_SIGN_CTX), then the top raw bit's
+ * (LSX_RAWBIT_CTX, by token). */
+#define LSX_GPU_BIN_CTX (LSX_SIGN_CTX + LSX_RAWBIT_CTX)
 
 /* Contexts, token counts and each candidate's size estimate into bits;
  * where tables, the tables of every interval too (else lsx_gpu_tables
@@ -220,6 +241,18 @@ cudaError_t lsx_gpu_model(const lsx_gpu_coding *c, int max_ctx, int tables, cuda
 cudaError_t lsx_gpu_tables(const lsx_gpu_coding *c, cudaStream_t st);
 /* The rANS segments. */
 cudaError_t lsx_gpu_rans(const lsx_gpu_coding *c, cudaStream_t st);
+/* The adaptive sign and top raw bit (header byte 23 bit 6, core/lsmix_sign.h)
+ * of one candidate (ncand 1): the binary contexts' counts per interval
+ * from its residuals and its pipeline's sbase, their tables (bin_f0:
+ * sign_pass and ctx_model_refresh_bin of core/lsmix_codec.c) and the
+ * estimate (bin_bits); then the rANS segments with them (after
+ * lsx_gpu_tables: the token tables as lsx_gpu_rans). */
+cudaError_t lsx_gpu_bin_tables(const lsx_gpu_coding *c, cudaStream_t st);
+cudaError_t lsx_gpu_rans_sgn(const lsx_gpu_coding *c, cudaStream_t st);
+/* The segments of off (coded by lsx_gpu_rans) or of on (lsx_gpu_rans_sgn),
+ * as on's estimate (on->bin_bits) chose, back to back into body. */
+cudaError_t lsx_gpu_gather_signed(const lsx_gpu_coding *off, const lsx_gpu_coding *on, uint8_t *body,
+                                  cudaStream_t st);
 
 /* The segments of candidate cand back to back into body. */
 cudaError_t lsx_gpu_gather(const lsx_gpu_coding *c, int cand, uint8_t *body, cudaStream_t st);

@@ -25,6 +25,9 @@ static int cpu_threads = 8;
  * frames here too.  It follows the others in the main handles' list, for
  * lsmix only. */
 static aurp_gpu *forced_split;
+/* lsmix streams the CPU encoder wrote without and with the adaptive sign
+ * (header byte 23 bit 6): the GPU's bytes are put to the test both ways */
+static int sign_seen[2];
 static const char *handle_name(const aurp_gpu *h)
 {
     static char name[8 * AURP_GPU_MAX_DEVICES + 16];
@@ -88,12 +91,14 @@ static int check_profile(aurp_gpu **handles, int ndev, const gpu_frame *f, int p
               "%s %s N=%d M=%d T=%d %s: CPU decode of the GPU stream: %s", f->name, pn, N, M, T, hn,
               ds == AURP_OK ? "pixels differ" : err.msg);
     }
-    char chosen[32] = "";
+    char chosen[40] = "";
     int set = -1;
-    /* lsmix: the predictor set and forgetting the encoder chose (3.1 header bytes 22, 12) */
-    if (profile == AURP_PROFILE_LSMIX && st == AURP_OK && ref_len > 22) {
-        snprintf(chosen, sizeof chosen, " set %d f %d", ref[22], ref[12]);
+    /* lsmix: the predictor set, forgetting and adaptive sign the encoder
+     * chose (3.1 header bytes 22, 12, 23 bit 6) */
+    if (profile == AURP_PROFILE_LSMIX && st == AURP_OK && ref_len > 23) {
+        snprintf(chosen, sizeof chosen, " set %d f %d sign %d", ref[22], ref[12], ref[23] >> 6 & 1);
         set = ref[22];
+        sign_seen[ref[23] >> 6 & 1]++;
     }
     printf("  %-34s %-6s %5ux%-5u N=%-2d M=%-2d T=%-3d %zu bytes (%.3f bpp)%s, G=1..%d%s\n", f->name, pn, f->width,
            f->height, N, M, T, ref_len, 8.0 * ref_len / ((double)f->width * f->height), chosen, ndev,
@@ -253,6 +258,9 @@ int main(int argc, char **argv)
         }
         gpu_frame_free(&f);
     }
+    if (!quick && !getenv("AURP_GPU_TEST_ONLY")) /* (the quick set's frames are all small) */
+        CHECK(sign_seen[0] > 0 && sign_seen[1] > 0, "lsmix streams without the adaptive sign %d, with it %d: "
+              "not put to the test both ways", sign_seen[0], sign_seen[1]);
     /* fewer columns than the CPU encoder's threads and segments (handles
      * opened for such frames: the others stop at 1024 rows) */
     {
