@@ -424,7 +424,8 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
  * sign and top raw bit: 0 never, 1 where their estimate wins, 2 always):
  * the tests write every form that decoders read. */
 aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p, int row_set,
-                                 int sign_model, int threads, uint8_t *out, size_t cap, size_t *out_len, aurp_error *err);
+                                 int sign_model, int threads, uint8_t *out, size_t cap, size_t *out_len,
+                                 aurp_error *err);
 aurp_status lsx_image_decode(const uint8_t *in, size_t in_len, uint32_t W, uint32_t H,
                              int threads, uint16_t *u, aurp_error *err);
 

@@ -731,7 +731,8 @@ aurp_status lsx_image_encode(const uint16_t *u, uint32_t W, uint32_t H, const au
 }
 
 aurp_status lsx_image_encode_set(const uint16_t *u, uint32_t W, uint32_t H, const aurp_params *p, int row_set,
-                                 int sign_model, int threads, uint8_t *out, size_t cap, size_t *out_len, aurp_error *err)
+                                 int sign_model, int threads, uint8_t *out, size_t cap, size_t *out_len,
+                                 aurp_error *err)
 {
     *out_len = 0;
     if (row_set != 2 && row_set != 3) return aurp_fail(err, AURP_ERR_PARAM, "lsmix: row-member set %d", row_set);

@@ -2110,16 +2110,17 @@ static __device__ __forceinline__ void store_upto2(uint8_t *&p, uint32_t v, int 
     p -= n;
 }
 
-/* Chunk q's bytes (the top `len` bytes of out) to the slot, below the
- * `before` bytes of the chunks after it: only where they fit above the
- * slot's 4 bytes for the state (else the segment overflows, as
- * ctx_rans_encode's does, and nothing is written). */
+/* Chunk q's bytes (the top `len` bytes of out, a buffer of `bytes`) to
+ * the slot, below the `before` bytes of the chunks after it: only where
+ * they fit above the slot's 4 bytes for the state (else the segment
+ * overflows, as ctx_rans_encode's does, and nothing is written). */
+template <uint32_t bytes>
 __device__ void copy_chunk_out(const uint8_t *out, uint32_t len, uint32_t before, uint8_t *end, uint32_t room,
                                int t0, int step)
 {
     if (before + len > room) return;
     uint8_t *dst = end - before - len;
-    const uint8_t *src = out + RANS_CHUNK_BYTES - len;
+    const uint8_t *src = out + bytes - len;
     for (uint32_t i = (uint32_t)t0; i < len; i += (uint32_t)step) dst[i] = src[i];
 }
 
@@ -2195,12 +2196,13 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
                 stage_chunk(c, k, a + (uint64_t)(q - 1) * RANS_CHUNK, chunk_len(q - 1), &buf[(q - 1) & 1],
                             (int)threadIdx.x - 32, RANS_STAGERS);
             if (q + 1 < nch) /* the chunk before, coded in the last round */
-                copy_chunk_out(out(q + 1), out_len[(q + 1) & 1], out_before[(q + 1) & 1], end, room,
-                               (int)threadIdx.x - 32, RANS_STAGERS);
+                copy_chunk_out<RANS_CHUNK_BYTES>(out(q + 1), out_len[(q + 1) & 1], out_before[(q + 1) & 1], end,
+                                                 room, (int)threadIdx.x - 32, RANS_STAGERS);
         }
         __syncthreads();
     }
-    copy_chunk_out(out(0), out_len[0], out_before[0], end, room, threadIdx.x, RANS_THREADS); /* chunk 0 */
+    /* chunk 0 */
+    copy_chunk_out<RANS_CHUNK_BYTES>(out(0), out_len[0], out_before[0], end, room, threadIdx.x, RANS_THREADS);
     if (threadIdx.x == 0) {
         const bool overflow = written > room;
         if (!overflow) {
@@ -2415,15 +2417,6 @@ __device__ void stage_chunk_sgn(const lsx_gpu_coding &c, uint64_t a, uint32_t n,
     }
 }
 
-__device__ void copy_chunk_out_sgn(const uint8_t *out, uint32_t len, uint32_t before, uint8_t *end, uint32_t room,
-                                   int t0, int step)
-{
-    if (before + len > room) return;
-    uint8_t *dst = end - before - len;
-    const uint8_t *src = out + RANS_SGN_CHUNK_BYTES - len;
-    for (uint32_t i = (uint32_t)t0; i < len; i += (uint32_t)step) dst[i] = src[i];
-}
-
 __global__ void __launch_bounds__(RANS_THREADS) rans_sgn_kernel(lsx_gpu_coding c)
 {
     if (!lsx_sign_model_wins(c.bin_bits[0], c.bin_bits[1])) return; /* rans_kernel codes it */
@@ -2509,12 +2502,12 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_sgn_kernel(lsx_gpu_coding c
                 stage_chunk_sgn(c, a + (uint64_t)(q - 1) * RANS_CHUNK, chunk_len(q - 1), &buf[(q - 1) & 1],
                                 (int)threadIdx.x - 32, RANS_STAGERS);
             if (q + 1 < nch)
-                copy_chunk_out_sgn(out(q + 1), out_len[(q + 1) & 1], out_before[(q + 1) & 1], end, room,
-                                   (int)threadIdx.x - 32, RANS_STAGERS);
+                copy_chunk_out<RANS_SGN_CHUNK_BYTES>(out(q + 1), out_len[(q + 1) & 1], out_before[(q + 1) & 1], end,
+                                                     room, (int)threadIdx.x - 32, RANS_STAGERS);
         }
         __syncthreads();
     }
-    copy_chunk_out_sgn(out(0), out_len[0], out_before[0], end, room, threadIdx.x, RANS_THREADS);
+    copy_chunk_out<RANS_SGN_CHUNK_BYTES>(out(0), out_len[0], out_before[0], end, room, threadIdx.x, RANS_THREADS);
     if (threadIdx.x == 0) {
         const bool overflow = written > room;
         if (!overflow) {

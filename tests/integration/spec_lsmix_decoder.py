@@ -328,18 +328,6 @@ def decode_lsmix(buf, opts=None):
     carry_bits = 0
     seg_start_pos = pos
 
-    def take_uniform(Pb, pix_in_seg):
-        nonlocal carry_open, carry_c, carry_bits
-        if carry_open:
-            if Pb <= carry_bits:
-                v = carry_c & ((1 << Pb) - 1)
-                carry_c >>= Pb
-                carry_bits -= Pb
-                return v
-            chk(carry_c == 0, "carry bits not taken are not 0")
-            carry_open = False
-        return rans.dec_uniform(Pb)
-
     def carried(Pb):
         # Pb bits from the open carry where they fit (None: not carried; the carry closes)
         nonlocal carry_open, carry_c, carry_bits
@@ -353,6 +341,10 @@ def decode_lsmix(buf, opts=None):
         chk(carry_c == 0, "carry bits not taken are not 0")
         carry_open = False
         return None
+
+    def take_uniform(Pb):
+        v = carried(Pb)
+        return rans.dec_uniform(Pb) if v is None else v
 
     def end_segment(s):
         nonlocal carry_c, carry_open
@@ -681,14 +673,14 @@ def decode_lsmix(buf, opts=None):
             else:
                 bb = (tok - 16) // 4 + 4
                 nraw = bb - 2
-                raw = carried(nraw) if F_SIGN else take_uniform(nraw, pis)
+                raw = carried(nraw) if F_SIGN else take_uniform(nraw)
                 if raw is None:  # the top raw bit adaptive, then the others uniform
                     top = rans.dec_binary(raw_f0[tok])
                     raw = (top << (nraw - 1)) + (rans.dec_uniform(nraw - 1) if nraw > 1 else 0)
                 v = ((4 + ((tok - 16) & 3)) << (bb - 2)) + raw
                 chk(v <= 65535, "token value > 65535")
             if v > 0:
-                sg_ = carried(1) if F_SIGN else take_uniform(1, pis)
+                sg_ = carried(1) if F_SIGN else take_uniform(1)
                 if sg_ is None:
                     sg_ = rans.dec_binary(sgn_f0[sctx])
                 e = -v if sg_ else v

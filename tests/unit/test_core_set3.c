@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "lsmix.h"
+#include "lsmix_decodes.h"
 #include "sim.h"
 
 Test(core_set3, basic_exp_and_log_match_libm)
@@ -127,19 +128,6 @@ static uint8_t *stream_of(sim_kind kind, uint32_t w, uint32_t h, uint64_t seed, 
     return s;
 }
 
-static void assert_decodes(const uint8_t *s, size_t len, uint32_t w, uint32_t h, const uint16_t *u)
-{
-    uint16_t *back = malloc(2 * (size_t)w * h);
-    aurp_error err = {{0}};
-    for (int threads = 1; threads <= 3; threads++) {
-        memset(back, 0xA5, 2 * (size_t)w * h);
-        cr_assert_eq(lsx_image_decode(s, len, w, h, threads, back, &err), AURP_OK, "%s", err.msg);
-        cr_assert(memcmp(back, u, 2 * (size_t)w * h) == 0, "set %d stream, %d threads: other pixels", s[22],
-                  threads);
-    }
-    free(back);
-}
-
 Test(core_set3, curved_orders_write_set_3_smaller_than_set_2, .timeout = 300)
 {
     enum { W = 512, H = 256 };
@@ -150,8 +138,8 @@ Test(core_set3, curved_orders_write_set_3_smaller_than_set_2, .timeout = 300)
     cr_assert_eq(s3[22], 3, "an echelle frame: predictor set %d", s3[22]);
     cr_assert_eq(s2[22], 2, "an echelle frame with set 2 asked for: predictor set %d", s2[22]);
     cr_assert(len3 < len2, "set 3 %zu bytes, set 2 %zu", len3, len2);
-    assert_decodes(s3, len3, W, H, u);
-    assert_decodes(s2, len2, W, H, u);
+    lsmix_assert_decodes(s3, len3, W, H, u);
+    lsmix_assert_decodes(s2, len2, W, H, u);
     /* the encoder writes LSX_WRITE_SET */
     size_t cap = aurp_image_bound(W, H), len;
     uint8_t *s = malloc(cap);
@@ -197,7 +185,7 @@ Test(core_set3, weighted_training_round_trips_in_every_order, .timeout = 300)
             if (cases[c].K == LSX_DEFAULT_K) weighted_default++;
             else weighted_general++;
         }
-        assert_decodes(s, len, cases[c].w, cases[c].h, u);
+        lsmix_assert_decodes(s, len, cases[c].w, cases[c].h, u);
         free(s);
         free(u);
     }

@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "lsmix.h"
+#include "lsmix_decodes.h"
 #include "core_frames.h"
 #include "sim.h"
 
@@ -93,18 +94,6 @@ static uint8_t *stream_of(const uint16_t *u, uint32_t w, uint32_t h, int sign_mo
     return s;
 }
 
-static void assert_decodes(const uint8_t *s, size_t len, uint32_t w, uint32_t h, const uint16_t *u)
-{
-    uint16_t *back = malloc(2 * (size_t)w * h);
-    aurp_error err = {{0}};
-    for (int threads = 1; threads <= 3; threads++) {
-        memset(back, 0xA5, 2 * (size_t)w * h);
-        cr_assert_eq(lsx_image_decode(s, len, w, h, threads, back, &err), AURP_OK, "%s", err.msg);
-        cr_assert(memcmp(back, u, 2 * (size_t)w * h) == 0, "flags %#x, %d threads: other pixels", s[23], threads);
-    }
-    free(back);
-}
-
 Test(core_sign, the_encoder_keeps_the_stream_the_estimate_says_and_both_decode, .timeout = 600)
 {
     static const struct {
@@ -138,8 +127,8 @@ Test(core_sign, the_encoder_keeps_the_stream_the_estimate_says_and_both_decode, 
             cr_assert_eq(flagged, len2 < len0, "frame %zu: %zu bytes with, %zu without: the larger kept", f, len2,
                          len0);
         with += flagged, without += !flagged;
-        assert_decodes(s0, len0, w, h, u);
-        assert_decodes(s2, len2, w, h, u);
+        lsmix_assert_decodes(s0, len0, w, h, u);
+        lsmix_assert_decodes(s2, len2, w, h, u);
         free(s0);
         free(s1);
         free(s2);
