@@ -137,3 +137,43 @@ Test(core_sign, the_encoder_keeps_the_stream_the_estimate_says_and_both_decode, 
     cr_assert(with >= 2 && without >= 1, "the choice went %d times each way (with %d, without %d)", with + without,
               with, without);
 }
+
+/* Damage to a stream with the adaptive sign: every truncation and a byte
+ * after the last segment are refused, flips over the whole stream never
+ * crash (ASan and UBSan in make test) nor decode to the original without
+ * notice where they hit the body, and the flag cleared reads another
+ * stream. */
+Test(core_sign, damaged_flagged_streams_are_refused, .timeout = 600)
+{
+    const uint32_t w = 256, h = 160; /* twenty segments: the carry between them */
+    uint16_t *u = malloc(2 * (size_t)w * h), *back = malloc(2 * (size_t)w * h);
+    core_frame_make(CORE_FRAME_SPECTRUM, w, h, 7, u);
+    size_t len;
+    uint8_t *s = stream_of(u, w, h, 2, &len);
+    s = realloc(s, len + 1);
+    cr_assert_eq(s[23] & 104, 104, "the carry, no lengths and the adaptive sign: flags %#x", s[23]);
+    aurp_error err = {{0}};
+    lsmix_assert_decodes(s, len, w, h, u);
+    for (size_t n = 0; n < len; n += n + 600 < len ? 89 : 1)
+        cr_assert_neq(lsx_image_decode(s, n, w, h, 1, back, &err), AURP_OK, "truncation to %zu of %zu", n, len);
+    s[len] = 0;
+    cr_assert_eq(lsx_image_decode(s, len + 1, w, h, 1, back, &err), AURP_ERR_CORRUPT, "a byte after the end");
+    s[23] ^= 64;
+    cr_assert(lsx_image_decode(s, len, w, h, 1, back, &err) != AURP_OK || memcmp(back, u, 2 * (size_t)w * h) != 0,
+              "the flag cleared: the same pixels");
+    s[23] ^= 64;
+    const size_t head = LSX_HEADER + 4 * (size_t)(s[3] - 1); /* (the cascade block after it, if any) */
+    int wrong_silently = 0;
+    for (size_t i = head; i < len; i += 31) {
+        s[i] ^= (uint8_t)(1u << (i % 8));
+        if (lsx_image_decode(s, len, w, h, 1 + (int)(i & 1), back, &err) == AURP_OK &&
+            memcmp(back, u, 2 * (size_t)w * h) == 0)
+            wrong_silently++;
+        s[i] ^= (uint8_t)(1u << (i % 8));
+    }
+    cr_assert_eq(wrong_silently, 0, "%d flips decoded to the original", wrong_silently);
+    lsmix_assert_decodes(s, len, w, h, u);
+    free(s);
+    free(u);
+    free(back);
+}
