@@ -263,7 +263,7 @@ typedef struct {
     const int32_t *res;
     const uint8_t *ctx;
     const uint8_t *sbase;  /* the sign bases where v->sgn (sign_pass) */
-    int sign_model;        /* each leading candidate is coded with the adaptive sign too (try_candidates) */
+    int sign_model;        /* the adaptive sign: 0 never, 1 where its estimate wins, 2 always (try_sign_model) */
     const ctx_model *snap; /* [code_bands] the model where each thread's segments start (seg_run) */
     uint8_t *seg_buf;
     size_t seg_cap;
@@ -496,16 +496,16 @@ static uint64_t model_pass(const enc_job *j, const lsx_view *v, const int32_t *r
  * residuals res with sign bases sbase, walked once in raster order as
  * model_pass walks the tokens: their state where each coding thread's run
  * starts into snap (whose token models model_pass made), and the
- * estimate (lsx_sign_estimate) of their symbols' bits coded with them,
- * est[0], and as uniform bits, est[1]. */
-static void sign_pass(const enc_job *j, const lsx_view *v, const int32_t *res, const uint8_t *sbase,
-                      ctx_model *snap, int threads, uint64_t est[2])
+ * estimate (lsx_sign_model_wins) of their symbols' bits coded with them,
+ * est[0], and as uniform bits, est[1].  Nonzero when out of memory. */
+static int sign_pass(const enc_job *j, const lsx_view *v, const int32_t *res, const uint8_t *sbase, ctx_model *snap,
+                     int threads, uint64_t est[2])
 {
     const uint64_t pixels = (uint64_t)v->W * v->H;
     const uint32_t bands = coding_bands(v, threads);
     uint32_t run = 0;
     ctx_model *cm = malloc(sizeof *cm);
-    if (!cm) return;
+    if (!cm) return -1;
     ctx_model_init(cm, 1, 1, 0, 1);
     for (uint64_t i = 0; i < pixels; i++) {
         if (run < bands && i == (uint64_t)seg_run(v->nseg, run, bands) << v->seg_log2) {
@@ -533,6 +533,7 @@ static void sign_pass(const enc_job *j, const lsx_view *v, const int32_t *res, c
         ctx_model_count_bin(cm, sbase[i], res[i], t, nraw);
     }
     free(cm);
+    return 0;
 }
 
 /* The rANS segments of the candidate whose model_pass ran last (ctx,
@@ -705,7 +706,8 @@ static aurp_status try_sign_model(enc_job *j, const enc_planes *pl, uint8_t *ctx
     final_pass(&on, j->u, pl->ec, pl->p1, pl->emin, pl->spre, pl->res, pl->act, pl->itok, pl->sbase, pl->above);
     model_pass(j, &on, pl->res, pl->act, pl->itok, ctx, snap, threads);
     uint64_t est[2] = {0, 0};
-    sign_pass(j, &on, pl->res, pl->sbase, snap, threads, est);
+    if (sign_pass(j, &on, pl->res, pl->sbase, snap, threads, est) != 0)
+        return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", on.W, on.H);
     if (!lsx_sign_model_wins(est[0], est[1]) && sign_model != 2) return AURP_OK;
     j->sbase = pl->sbase;
     const size_t len = code_segments(j, &on, pl->res, ctx, snap, threads);
