@@ -82,13 +82,13 @@ void ctx_model_refresh(ctx_model *cm)
         }
         refresh_context(cm->count[k], cm->freq[k], cm->cum[k]);
     }
-    if (cm->bin) ctx_model_refresh_bin(cm);
+    if (cm->bin) ctx_bin_refresh(&cm->b);
 }
 
-void ctx_model_refresh_bin(ctx_model *cm)
+void ctx_bin_refresh(ctx_bin_model *bm)
 {
-    for (int k = 0; k < LSX_SIGN_CTX; k++) cm->sign_f0[k] = lsx_bin_refresh(cm->sign_n[k]);
-    for (int t = 0; t < LSX_RAWBIT_CTX; t++) cm->raw_f0[t] = lsx_bin_refresh(cm->raw_n[t]);
+    for (int k = 0; k < LSX_SIGN_CTX; k++) bm->sign_f0[k] = lsx_bin_refresh(bm->sign_n[k]);
+    for (int t = 0; t < LSX_RAWBIT_CTX; t++) bm->raw_f0[t] = lsx_bin_refresh(bm->raw_n[t]);
 }
 
 /* A binary symbol of frequency f0 for 0 (lsmix_sign.h). */
@@ -107,12 +107,12 @@ int ctx_symbols(const ctx_model *cm, int ctx, int32_t e, int raw_carried, int si
         if (b < 0) {
             out[n++] = (ctx_sym){v & ((1u << nraw) - 1), 1, (uint8_t)nraw};
         } else { /* the top raw bit, then the others (none where nraw is 1) */
-            out[n++] = bin_symbol(cm->raw_f0[t], v >> (nraw - 1) & 1);
+            out[n++] = bin_symbol(cm->b.raw_f0[t], v >> (nraw - 1) & 1);
             if (nraw > 1) out[n++] = (ctx_sym){v & ((1u << (nraw - 1)) - 1), 1, (uint8_t)(nraw - 1)};
         }
     }
     if (v != 0 && !sign_carried)
-        out[n++] = b < 0 ? (ctx_sym){e < 0, 1, 1} : bin_symbol(cm->sign_f0[lsx_sign_ctx(b, t)], e < 0);
+        out[n++] = b < 0 ? (ctx_sym){e < 0, 1, 1} : bin_symbol(cm->b.sign_f0[lsx_sign_ctx(b, t)], e < 0);
     return n;
 }
 
@@ -211,14 +211,14 @@ static inline __attribute__((always_inline)) int decode_residual(ctx_rans_dec *d
             if (take_raw(d, nraw, &raw) != 0) return -1;
         } else {
             uint32_t top, rest = 0;
-            if (take_bin(d, cm->raw_f0[lo], &top) != 0 || (nraw > 1 && take_raw(d, nraw - 1, &rest) != 0)) return -1;
+            if (take_bin(d, cm->b.raw_f0[lo], &top) != 0 || (nraw > 1 && take_raw(d, nraw - 1, &rest) != 0)) return -1;
             raw = top << (nraw - 1) | rest;
         }
     }
     v += raw;
     if (v > AURP_RESIDUAL_MAX) return -1;
     if (v != 0 && !(k && lsx_carry_take(k, 1, &sign)) &&
-        (b < 0 ? take_raw(d, 1, &sign) : take_bin(d, cm->sign_f0[lsx_sign_ctx(b, lo)], &sign)) != 0)
+        (b < 0 ? take_raw(d, 1, &sign) : take_bin(d, cm->b.sign_f0[lsx_sign_ctx(b, lo)], &sign)) != 0)
         return -1;
     *e = sign ? -(int32_t)v : (int32_t)v;
     return 0;

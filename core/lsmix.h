@@ -183,6 +183,25 @@ static inline double lsx_cm_predict(const lsx_state *s, uint32_t n)
 /* Default thresholds: the contexts are half-octaves of activity. */
 void ctx_default_thresholds(uint32_t *thr, int nctx);
 
+/* The binary contexts of the adaptive sign and top raw bit (lsmix_sign.h;
+ * header byte 23 bit 6): each one's counts of 0 and 1, and its frequency
+ * of 0 from the last refresh. */
+typedef struct {
+    uint32_t sign_n[LSX_SIGN_CTX][2], raw_n[LSX_RAWBIT_CTX][2];
+    uint32_t sign_f0[LSX_SIGN_CTX], raw_f0[LSX_RAWBIT_CTX];
+} ctx_bin_model;
+/* Every frequency from the counts (lsx_bin_refresh; counts zero: 2048). */
+void ctx_bin_refresh(ctx_bin_model *bm);
+/* Counts residual e of token t (its raw bits nraw) in the binary contexts
+ * of sign base b: its sign where e != 0, its top raw bit where it has raw
+ * bits (every pixel, carried or not). */
+static inline void ctx_bin_count(ctx_bin_model *bm, int b, int32_t e, int t, int nraw)
+{
+    const uint32_t v = (uint32_t)(e < 0 ? -e : e);
+    if (v != 0) bm->sign_n[lsx_sign_ctx(b, t)][e < 0]++;
+    if (nraw > 0) bm->raw_n[t][v >> (nraw - 1) & 1]++;
+}
+
 /* Adaptive token statistics: counts per context, refreshed into rANS
  * tables at fixed pixel indices (ctx_refresh_due). */
 typedef struct {
@@ -196,12 +215,9 @@ typedef struct {
      * tables are what their unchanged counts give.  On a 1024-wide frame
      * about one context in ten is counted between two refreshes. */
     uint8_t stale[CTX_MAX];
-    /* the adaptive sign and top raw bit (lsmix_sign.h; header byte 23 bit
-     * 6): each binary context's counts of 0 and 1, and its frequency of 0
-     * from the last refresh (refreshed where bin is set) */
+    /* the adaptive sign and top raw bit: refreshed with the tokens where bin is set */
     int bin;
-    uint32_t sign_n[LSX_SIGN_CTX][2], raw_n[LSX_RAWBIT_CTX][2];
-    uint32_t sign_f0[LSX_SIGN_CTX], raw_f0[LSX_RAWBIT_CTX];
+    ctx_bin_model b;
 } ctx_model;
 
 /* The model at the start of a frame: nctx contexts of nib intensity
@@ -214,21 +230,10 @@ static inline int ctx_refresh_due(uint64_t p)
     return p != 0 && ((p & 1023) == 0 || (p < 1024 && (p & 127) == 0));
 }
 void ctx_model_refresh(ctx_model *cm);
-/* The refresh of the binary contexts alone (ctx_model_refresh makes it where bin is set). */
-void ctx_model_refresh_bin(ctx_model *cm);
 static inline void ctx_model_count(ctx_model *cm, int ctx, int tok)
 {
     cm->count[ctx][tok]++;
     cm->stale[ctx] = 1;
-}
-/* Counts residual e of token t (its raw bits nraw) in the binary contexts
- * of sign base b: its sign where e != 0, its top raw bit where it has raw
- * bits (every pixel, carried or not). */
-static inline void ctx_model_count_bin(ctx_model *cm, int b, int32_t e, int t, int nraw)
-{
-    const uint32_t v = (uint32_t)(e < 0 ? -e : e);
-    if (v != 0) cm->sign_n[lsx_sign_ctx(b, t)][e < 0]++;
-    if (nraw > 0) cm->raw_n[t][v >> (nraw - 1) & 1]++;
 }
 
 /* One rANS symbol: cum/freq out of 2^bits. */

@@ -362,7 +362,7 @@ static void encode_segment_range(void *arg, int t)
             ns += (size_t)ctx_symbols(cm, j->ctx[i], j->res[i], lsx_carry_raw(&own, q), lsx_carry_sign(&own, q), b,
                                       sym + ns);
             ctx_model_count(cm, j->ctx[i], t);
-            if (v->sgn) ctx_model_count_bin(cm, b, j->res[i], t, nraw);
+            if (v->sgn) ctx_bin_count(&cm->b, b, j->res[i], t, nraw);
         }
         size_t len = ctx_rans_encode(sym, ns, x0, j->seg_buf + (size_t)s * j->seg_cap, j->seg_cap);
         if (len == 0) atomic_store(&j->failed, 1);
@@ -497,43 +497,37 @@ static uint64_t model_pass(const enc_job *j, const lsx_view *v, const int32_t *r
  * model_pass walks the tokens: their state where each coding thread's run
  * starts into snap (whose token models model_pass made), and the
  * estimate (lsx_sign_model_wins) of their symbols' bits coded with them,
- * est[0], and as uniform bits, est[1].  Nonzero when out of memory. */
-static int sign_pass(const enc_job *j, const lsx_view *v, const int32_t *res, const uint8_t *sbase, ctx_model *snap,
-                     int threads, uint64_t est[2])
+ * est[0], and as uniform bits, est[1]. */
+static void sign_pass(const enc_job *j, const lsx_view *v, const int32_t *res, const uint8_t *sbase,
+                      ctx_model *snap, int threads, uint64_t est[2])
 {
     const uint64_t pixels = (uint64_t)v->W * v->H;
     const uint32_t bands = coding_bands(v, threads);
     uint32_t run = 0;
-    ctx_model *cm = malloc(sizeof *cm);
-    if (!cm) return -1;
-    ctx_model_init(cm, 1, 1, 0, 1);
+    ctx_bin_model bm;
+    memset(&bm, 0, sizeof bm);
+    ctx_bin_refresh(&bm);
     for (uint64_t i = 0; i < pixels; i++) {
         if (run < bands && i == (uint64_t)seg_run(v->nseg, run, bands) << v->seg_log2) {
-            ctx_model *at = &snap[run++];
-            at->bin = 1;
-            memcpy(at->sign_n, cm->sign_n, sizeof cm->sign_n);
-            memcpy(at->raw_n, cm->raw_n, sizeof cm->raw_n);
-            memcpy(at->sign_f0, cm->sign_f0, sizeof cm->sign_f0);
-            memcpy(at->raw_f0, cm->raw_f0, sizeof cm->raw_f0);
+            snap[run].bin = 1;
+            snap[run++].b = bm;
         }
-        if (ctx_refresh_due(i)) ctx_model_refresh_bin(cm);
+        if (ctx_refresh_due(i)) ctx_bin_refresh(&bm);
         int nraw;
         const uint32_t mag = (uint32_t)(res[i] < 0 ? -res[i] : res[i]);
         const int t = ctx_token(mag, &nraw);
         if (mag != 0) {
-            const uint32_t f0 = cm->sign_f0[lsx_sign_ctx(sbase[i], t)];
+            const uint32_t f0 = bm.sign_f0[lsx_sign_ctx(sbase[i], t)];
             est[0] += lsx_bin_cost_q16(res[i] < 0 ? (1u << LSX_BIN_BITS) - f0 : f0, j->log2_freq);
             est[1] += 1u << LSX_COST_Q;
         }
         if (nraw > 0) {
-            const uint32_t f0 = cm->raw_f0[t];
+            const uint32_t f0 = bm.raw_f0[t];
             est[0] += lsx_bin_cost_q16(mag >> (nraw - 1) & 1 ? (1u << LSX_BIN_BITS) - f0 : f0, j->log2_freq);
             est[1] += 1u << LSX_COST_Q;
         }
-        ctx_model_count_bin(cm, sbase[i], res[i], t, nraw);
+        ctx_bin_count(&bm, sbase[i], res[i], t, nraw);
     }
-    free(cm);
-    return 0;
 }
 
 /* The rANS segments of the candidate whose model_pass ran last (ctx,
@@ -706,8 +700,7 @@ static aurp_status try_sign_model(enc_job *j, const enc_planes *pl, uint8_t *ctx
     final_pass(&on, j->u, pl->ec, pl->p1, pl->emin, pl->spre, pl->res, pl->act, pl->itok, pl->sbase, pl->above);
     model_pass(j, &on, pl->res, pl->act, pl->itok, ctx, snap, threads);
     uint64_t est[2] = {0, 0};
-    if (sign_pass(j, &on, pl->res, pl->sbase, snap, threads, est) != 0)
-        return aurp_fail(err, AURP_ERR_NOMEM, "image %ux%u: out of memory", on.W, on.H);
+    sign_pass(j, &on, pl->res, pl->sbase, snap, threads, est);
     if (!lsx_sign_model_wins(est[0], est[1]) && sign_model != 2) return AURP_OK;
     j->sbase = pl->sbase;
     const size_t len = code_segments(j, &on, pl->res, ctx, snap, threads);
@@ -998,7 +991,7 @@ static int dec_reconstruct(void *arg, uint32_t m, aurp_wavefront *wf)
         int nraw;
         const int t = ctx_token((uint32_t)(e < 0 ? -e : e), &nraw);
         ctx_model_count(d->cm, c, t);
-        if (v->sgn) ctx_model_count_bin(d->cm, sb, e, t, nraw);
+        if (v->sgn) ctx_bin_count(&d->cm->b, sb, e, t, nraw);
         if (m == 0)
             for (int k = 0; k < LSX_NPRED; k++) pp[k] = pred;
         lsx_record(s, m, n, cur[n], pp, z);

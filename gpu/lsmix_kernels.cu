@@ -2218,7 +2218,7 @@ __global__ void __launch_bounds__(RANS_THREADS) rans_kernel(lsx_gpu_coding c)
 #define BIN_THREADS 256
 
 /* Interval blockIdx.x's counts of candidate k's binary contexts
- * (ctx_model_count_bin of every pixel, carried or not): the sign in
+ * (ctx_bin_count of every pixel, carried or not): the sign in
  * context lsx_sign_ctx(b, t) where e != 0, the top raw bit in context t
  * where the token has raw bits.  At most 1024 a cell (an interval's
  * pixels): 16-bit counts. */

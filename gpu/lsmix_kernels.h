@@ -218,8 +218,8 @@ typedef struct {
     uint32_t *seg_len;          /* [ncand][nseg]; 0 where the slot overflowed */
     unsigned long long *bits;   /* [ncand] the size estimate of the tokens (Q16 bits, model_pass) */
     /* the adaptive sign and top raw bit (lsx_gpu_bin_tables, lsx_gpu_rans_sgn) */
-    uint16_t *bin_hist;         /* [ncand][nint][2 LSX_GPU_BIN_CTX] each interval's counts of 0 and 1 */
-    uint16_t *bin_f0;           /* [ncand][nint][LSX_GPU_BIN_CTX] each interval's frequency of 0 */
+    uint16_t *bin_hist;         /* [nint][2 LSX_GPU_BIN_CTX] each interval's counts of 0 and 1 (one candidate) */
+    uint16_t *bin_f0;           /* [nint][LSX_GPU_BIN_CTX] each interval's frequency of 0 */
     /* [2] the estimate of one candidate's binary symbols with the
      * adaptive sign, and as uniform bits (lsx_sign_model_wins; made by
      * lsx_gpu_bin_tables).  Where set, lsx_gpu_rans codes only where the
@@ -244,7 +244,7 @@ cudaError_t lsx_gpu_rans(const lsx_gpu_coding *c, cudaStream_t st);
 /* The adaptive sign and top raw bit (header byte 23 bit 6, core/lsmix_sign.h)
  * of one candidate (ncand 1): the binary contexts' counts per interval
  * from its residuals and its pipeline's sbase, their tables (bin_f0:
- * sign_pass and ctx_model_refresh_bin of core/lsmix_codec.c) and the
+ * sign_pass and ctx_bin_refresh of core) and the
  * estimate (bin_bits); then the rANS segments with them (after
  * lsx_gpu_tables: the token tables as lsx_gpu_rans). */
 cudaError_t lsx_gpu_bin_tables(const lsx_gpu_coding *c, cudaStream_t st);
